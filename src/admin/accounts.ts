@@ -1,0 +1,100 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Database, Sql } from "../db/client.ts";
+import { accounts, serviceState } from "../db/schema.ts";
+import { ApiError } from "../http/errors.ts";
+import { addMember } from "./members.ts";
+
+export const PLANS = ["free", "pro", "business"] as const;
+export type Plan = (typeof PLANS)[number];
+
+const timezoneSchema = z.string().refine(
+  (tz) => {
+    try {
+      new Intl.DateTimeFormat("en", { timeZone: tz });
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { error: "unknown IANA timezone" },
+);
+
+export const createAccountInput = z.object({
+  name: z.string().trim().min(1).max(200),
+  plan: z.enum(PLANS).default("pro"),
+  timezone: timezoneSchema.default("UTC"),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, "must be an ISO 4217 code such as EUR")
+    .default("EUR"),
+  owner: z.email().optional(),
+});
+
+export interface CreatedAccount {
+  id: string;
+  name: string;
+  plan: Plan;
+  client_key: string;
+}
+
+/** The public key the tracking script carries in `data-client`; not a secret. */
+function newClientKey(): string {
+  return `ck_${randomBytes(12).toString("base64url")}`;
+}
+
+export async function createAccount(
+  db: Database,
+  input: z.input<typeof createAccountInput>,
+): Promise<CreatedAccount> {
+  const a = createAccountInput.parse(input);
+  const id = randomUUID();
+  const clientKey = newClientKey();
+  return db.admin(id, async (tx) => {
+    await tx
+      .insert(accounts)
+      .values({ id, name: a.name, plan: a.plan, timezone: a.timezone, currency: a.currency, clientKey });
+    await tx.insert(serviceState).values({ name: "has_accounts", value: true }).onConflictDoNothing();
+    if (a.owner) await addMember(tx, id, a.owner, "owner");
+    return { id, name: a.name, plan: a.plan, client_key: clientKey };
+  });
+}
+
+export const setPlanInput = z.object({ account: z.uuid(), plan: z.enum(PLANS) });
+
+export async function setPlan(db: Database, input: z.input<typeof setPlanInput>) {
+  const { account, plan } = setPlanInput.parse(input);
+  return db.admin(account, async (tx) => {
+    const updated = await tx
+      .update(accounts)
+      .set({ plan })
+      .where(eq(accounts.id, account))
+      .returning({ id: accounts.id, plan: accounts.plan });
+    const row = updated[0];
+    if (!row) throw new ApiError("not_found", {}, `account ${account} not found`);
+    return row;
+  });
+}
+
+export async function requireAccount(tx: Sql, accountId: string): Promise<{ plan: Plan }> {
+  const found = await tx
+    .select({ plan: accounts.plan })
+    .from(accounts)
+    .where(eq(accounts.id, accountId))
+    .limit(1);
+  const row = found[0];
+  if (!row) throw new ApiError("not_found", {}, `account ${accountId} not found`);
+  return row;
+}
+
+/**
+ * Whether an account was ever created here. Forced RLS hides accounts from an owner that names no
+ * tenant, so the instance records its first account in a table of its own.
+ */
+export async function isEmptyInstance(db: Database): Promise<boolean> {
+  const found = await db.admin(null, (tx) =>
+    tx.select().from(serviceState).where(eq(serviceState.name, "has_accounts")).limit(1),
+  );
+  return found.length === 0;
+}

@@ -1,0 +1,61 @@
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Database } from "../db/client.ts";
+import { importInput, runImport } from "../import/run-import.ts";
+import { createAccount, createAccountInput, setPlan, setPlanInput } from "./accounts.ts";
+import { demoInput, seedDemo } from "./demo.ts";
+import { addDomain, addDomainInput } from "./domains.ts";
+import { createKey, createKeyInput, listKeys, listKeysInput, revokeKey, revokeKeyInput } from "./keys.ts";
+import { addAccountMember, addMemberInput } from "./members.ts";
+import { rotateWebhookSecret, webhookSecretInput } from "./webhook-secret.ts";
+
+/** What an admin command runs with, wherever it runs (the server or the CLI process). */
+export interface AdminContext {
+  db: Database;
+  secrets: SecretBox;
+  /** Interim counts of a long command, for the caller's progress bar. */
+  progress: (value: unknown) => void;
+}
+
+/**
+ * Administration commands by name. The CLI runs them directly on the database, or, when
+ * `ascribe serve` holds the embedded database, asks the server to run them over its admin socket;
+ * arguments arrive as JSON either way and are validated here.
+ */
+export const adminCommands = {
+  migrate: async ({ db }: AdminContext) => {
+    await db.migrate();
+    return { migrated: true };
+  },
+  "accounts.create": ({ db }: AdminContext, args: unknown) =>
+    createAccount(db, createAccountInput.parse(args)),
+  "accounts.set-plan": ({ db }: AdminContext, args: unknown) => setPlan(db, setPlanInput.parse(args)),
+  "accounts.webhook-secret": ({ db, secrets }: AdminContext, args: unknown) =>
+    rotateWebhookSecret(db, secrets, webhookSecretInput.parse(args)),
+  "domains.add": ({ db }: AdminContext, args: unknown) => addDomain(db, addDomainInput.parse(args)),
+  "members.add": ({ db }: AdminContext, args: unknown) => addAccountMember(db, addMemberInput.parse(args)),
+  "keys.create": ({ db }: AdminContext, args: unknown) => createKey(db, createKeyInput.parse(args)),
+  "keys.list": ({ db }: AdminContext, args: unknown) => listKeys(db, listKeysInput.parse(args)),
+  "keys.revoke": ({ db }: AdminContext, args: unknown) => revokeKey(db, revokeKeyInput.parse(args)),
+  demo: ({ db, secrets, progress }: AdminContext, args: unknown) =>
+    seedDemo(db, demoInput.parse(args), progress, { secrets }),
+  import: ({ db, secrets, progress }: AdminContext, args: unknown) =>
+    runImport(db, secrets, importInput.parse(args), progress),
+} as const satisfies Record<string, (context: AdminContext, args: unknown) => Promise<unknown>>;
+
+export type AdminCommand = keyof typeof adminCommands;
+
+export function isAdminCommand(name: string): name is AdminCommand {
+  return Object.hasOwn(adminCommands, name);
+}
+
+/** One line for a human: zod issues name the argument, ApiErrors carry their message. */
+export function describeError(err: unknown): string {
+  if (err && typeof err === "object" && "issues" in err && Array.isArray(err.issues)) {
+    return err.issues
+      .map((i: { path?: PropertyKey[]; message?: string }) =>
+        i.path && i.path.length > 0 ? `--${String(i.path[0])}: ${i.message}` : String(i.message),
+      )
+      .join("; ");
+  }
+  return err instanceof Error ? err.message : String(err);
+}

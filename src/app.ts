@@ -1,0 +1,149 @@
+import { randomUUID } from "node:crypto";
+import cors from "@fastify/cors";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
+import type { Logger } from "pino";
+import type { KeyStore } from "./auth/key-store.ts";
+import { buildIndex } from "./catalog/index-listing.ts";
+import { buildOpenApi } from "./catalog/openapi.ts";
+import type { SecretBox } from "./crypto/secret-box.ts";
+import type { Database } from "./db/client.ts";
+import type { AuditSink } from "./http/audit.ts";
+import { ApiError } from "./http/errors.ts";
+import { pipelineHandler, RATE_LIMIT } from "./http/pipeline.ts";
+import type { CounterStore } from "./http/rate-limiter.ts";
+import { registerCollectRoute } from "./ingest/collect-route.ts";
+import { registerWebhookRoutes } from "./ingest/webhook-route.ts";
+import { API_PREFIX, type RouteDef } from "./routes/route-def.ts";
+
+const ALL_METHODS = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"] as const;
+
+export interface AppDeps {
+  db: Database;
+  secrets: SecretBox;
+  keys: KeyStore;
+  counters: CounterStore;
+  audit: AuditSink;
+  logger: Logger;
+  routes: readonly RouteDef[];
+  /** The public root address; a function because PORT=0 is known only after listening. */
+  siteUrl: () => string;
+  clock?: () => Date;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Resolves once no route handler is running. */
+    drain(): Promise<void>;
+  }
+}
+
+/** The Fastify instance with the whole pipeline; reads no environment. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const clock = deps.clock ?? (() => new Date());
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: { ignoreTrailingSlash: true },
+    bodyLimit: 1024 * 1024,
+  });
+
+  app.decorateRequest("ascribe");
+  app.addHook("onRequest", async (request, reply) => {
+    request.ascribe = { rateLimitRemaining: RATE_LIMIT };
+    reply.header("X-Request-Id", request.id);
+  });
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("Cache-Control", "private, no-store");
+    reply.header("X-RateLimit-Limit", String(RATE_LIMIT));
+    reply.header("X-RateLimit-Remaining", String(request.ascribe.rateLimitRemaining));
+  });
+  await app.register(cors, {
+    origin: "*",
+    methods: ["GET", "HEAD", "PUT", "POST"],
+    allowedHeaders: ["Authorization", "X-Api-Key", "Content-Type"],
+    exposedHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "Retry-After", "X-Request-Id"],
+    maxAge: 86_400,
+  });
+
+  // Bodies are parsed by the pipeline, after authentication: a bad body from an unknown caller is a 401.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => done(null, body));
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) return reply.status(error.status).send(error.body());
+    if (error.statusCode === 413) {
+      const limit = request.routeOptions.bodyLimit ?? 1024 * 1024;
+      return reply.status(400).send(ApiError.validation(`request body exceeds ${limit} bytes`).body());
+    }
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply.status(400).send(ApiError.validation(error.message).body());
+    }
+    // Never echo internals: the detail goes to the log only.
+    request.log.error({ err: error, method: request.method, url: request.url }, "request failed");
+    return reply.status(502).send(new ApiError("upstream_error").body());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const route = request.url.split("?")[0] ?? request.url;
+    return reply.status(404).send(new ApiError("unknown_route", { route }).body());
+  });
+
+  const methodNotAllowed = (allowed: readonly string[]) => async () => {
+    throw new ApiError("method_not_allowed", { allowed });
+  };
+
+  // The index and the reference need no key.
+  app.get(API_PREFIX, async () => ({ data: buildIndex(deps.routes, deps.siteUrl()) }));
+  app.get(`${API_PREFIX}/openapi.json`, async () => buildOpenApi(deps.routes, deps.siteUrl()));
+  for (const url of [API_PREFIX, `${API_PREFIX}/openapi.json`]) {
+    app.route({ method: ["PUT", "POST", "PATCH", "DELETE"], url, handler: methodNotAllowed(["GET"]) });
+  }
+
+  // Handlers still running: a stop waits for them before it flushes the audit and closes the
+  // database (a client that hung up does not end its request's work).
+  let running = 0;
+  let idle: (() => void)[] = [];
+  app.decorate("drain", () => (running === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r))));
+  type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  const tracked =
+    (handler: Handler): Handler =>
+    async (request, reply) => {
+      running += 1;
+      try {
+        return await handler(request, reply);
+      } finally {
+        running -= 1;
+        if (running === 0) {
+          for (const resolve of idle) resolve();
+          idle = [];
+        }
+      }
+    };
+
+  const pipelineDeps = { db: deps.db, keys: deps.keys, counters: deps.counters, audit: deps.audit, clock };
+  for (const route of deps.routes) {
+    const url = API_PREFIX + route.path;
+    const handler = tracked(pipelineHandler(route, pipelineDeps));
+    // A GET route answers HEAD too (Fastify exposes it); every other method is a 405.
+    app.route({ method: [...route.methods], url, handler });
+    const served: readonly string[] = route.methods.includes("GET")
+      ? [...route.methods, "HEAD"]
+      : route.methods;
+    const others = ALL_METHODS.filter((m) => !served.includes(m));
+    app.route({ method: others, url, handler: methodNotAllowed(route.methods) });
+  }
+
+  registerWebhookRoutes(app, { db: deps.db, secrets: deps.secrets, counters: deps.counters, clock });
+  registerCollectRoute(app, { db: deps.db, counters: deps.counters, clock });
+
+  return app;
+}

@@ -1,0 +1,60 @@
+import { resolve } from "node:path";
+import { z } from "zod";
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  SITE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATA_DIR: z.string().min(1).default("./data"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must start with postgres:// or postgresql://")
+    .optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must start with redis:// or rediss://")
+    .optional(),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  /** Server-side statement timeout on PostgreSQL; PGlite cannot interrupt a query (single WASM thread). */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** Keyring for secrets at rest, `id:base64key[,…]`, first active; checked by loadOrCreateKeyring. */
+  ASCRIBE_SECRET_KEYS: z.string().optional(),
+});
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** null: derived from the port actually bound (PORT=0 picks one). */
+  readonly siteUrl: string | null;
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+  readonly redisUrl: string | null;
+  readonly logLevel: (typeof LOG_LEVELS)[number];
+  readonly statementTimeoutMs: number;
+  /** null: the keyring lives in DATA_DIR/secret.key, created on first start. */
+  readonly secretKeys: string | null;
+}
+
+/** The only reader of the environment. Throws one readable line per invalid variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid environment: ${lines.join("; ")}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    siteUrl: e.SITE_URL ? e.SITE_URL.replace(/\/+$/, "") : null,
+    dataDir: resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL ?? null,
+    redisUrl: e.REDIS_URL ?? null,
+    logLevel: e.LOG_LEVEL,
+    statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+    secretKeys: e.ASCRIBE_SECRET_KEYS ?? null,
+  });
+}

@@ -1,0 +1,205 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { PGlite, type Transaction as PGliteTransaction, types } from "@electric-sql/pglite";
+import type { SQL } from "drizzle-orm";
+import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
+import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import pg from "pg";
+import * as schema from "./schema.ts";
+
+/** A drizzle handle (database or transaction) over either driver. */
+export type Sql = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url));
+
+/** The role requests run as; created by the tenancy migration. */
+export const REQUEST_ROLE = "ascribe_app";
+
+export interface Database {
+  readonly kind: "embedded" | "postgres";
+  /** A request's transaction: the non-owner role, and RLS scoped to one account. */
+  tenant<T>(accountId: string, fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /** Authentication: the request role, seeing only the key whose hash is presented and its account. */
+  keyLookup<T>(keyHash: string, fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /** Ingestion outside the key API: the request role, seeing only the account with this client key. */
+  clientKeyLookup<T>(clientKey: string, fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /** Beacons to a first-party host: the request role, seeing only that host's registration. */
+  hostLookup<T>(host: string, fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /** Administration (CLI, seeding) as the owner; `accountId` scopes the forced RLS of tenant tables. */
+  admin<T>(accountId: string | null, fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * Moves on after every administration transaction of this process (key revoked, plan changed…):
+   * what was cached about keys and accounts before is stale.
+   */
+  adminGeneration(): number;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Rows of a raw SQL statement, whichever driver runs it (both answer `{ rows }`). */
+export async function rows<T>(db: Sql, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown as { rows: T[] };
+  return result.rows;
+}
+
+/** What a transaction sets first (SET LOCAL: gone at commit). */
+interface Settings {
+  /** Run as the request role rather than the owner. */
+  asRequestRole: boolean;
+  name: "app.account_id" | "app.key_hash" | "app.client_key" | "app.tracking_host";
+  value: string;
+}
+
+type Transaction = <T>(settings: Settings, fn: (tx: Sql) => Promise<T>) => Promise<T>;
+
+/** The three kinds of transaction over one way of running a transaction. */
+function scoped(run: Transaction) {
+  let generation = 0;
+  return {
+    tenant: <T>(accountId: string, fn: (tx: Sql) => Promise<T>) =>
+      run({ asRequestRole: true, name: "app.account_id", value: accountId }, fn),
+    keyLookup: <T>(keyHash: string, fn: (tx: Sql) => Promise<T>) =>
+      run({ asRequestRole: true, name: "app.key_hash", value: keyHash }, fn),
+    clientKeyLookup: <T>(clientKey: string, fn: (tx: Sql) => Promise<T>) =>
+      run({ asRequestRole: true, name: "app.client_key", value: clientKey }, fn),
+    hostLookup: <T>(host: string, fn: (tx: Sql) => Promise<T>) =>
+      run({ asRequestRole: true, name: "app.tracking_host", value: host }, fn),
+    admin: <T>(accountId: string | null, fn: (tx: Sql) => Promise<T>) =>
+      run({ asRequestRole: false, name: "app.account_id", value: accountId ?? "" }, fn).finally(() => {
+        generation += 1;
+      }),
+    adminGeneration: () => generation,
+  };
+}
+
+/** Setting values come from our own keys and ids; anything else is refused before reaching SQL. */
+const SETTING_VALUE =
+  /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64}|ck_[A-Za-z0-9_-]{1,64}|[a-z0-9.-]{1,253}|)$/i;
+
+/** One literal statement for PGlite's `exec`: a single call instead of a parse/bind/execute round. */
+function literalSettings(settings: Settings): string {
+  if (!SETTING_VALUE.test(settings.value)) throw new Error(`refused ${settings.name} value`);
+  const role = settings.asRequestRole ? `set_config('role', '${REQUEST_ROLE}', true), ` : "";
+  return `select ${role}set_config('${settings.name}', '${settings.value}', true)`;
+}
+
+/*
+ * drizzle's PGlite driver passes its own type parsers (dates and timestamps kept as text) with every
+ * query, and PGlite then copies its whole parser table for each result: about 100 µs a query. The
+ * same parsers are given to PGlite once, and queries reach it without the option.
+ */
+const TEXT_PARSERS = Object.fromEntries(
+  [types.TIMESTAMP, types.TIMESTAMPTZ, types.INTERVAL, types.DATE, 1231, 1115, 1185, 1187, 1182].map(
+    (oid) => [oid, (value: string) => value],
+  ),
+);
+
+/** `dataDir` null keeps the database in memory (tests). */
+export async function openEmbedded(dataDir: string | null): Promise<Database> {
+  let location = "memory://";
+  if (dataDir !== null) {
+    location = join(dataDir, "pgdata");
+    mkdirSync(location, { recursive: true });
+  }
+  const client = await PGlite.create(location, { parsers: TEXT_PARSERS });
+  // PGlite runs one transaction at a time (its own lock spans the callback), so one drizzle handle
+  // can forward to whichever transaction is open; outside one, a query is a bug and throws.
+  let current: PGliteTransaction | null = null;
+  const forwarder = {
+    query: (query: string, params?: unknown[], options?: { rowMode?: "array" | "object" }) => {
+      if (!current) throw new Error("query outside its transaction");
+      return current.query(query, params, options?.rowMode ? { rowMode: options.rowMode } : undefined);
+    },
+  };
+  const handle = drizzlePglite(forwarder as unknown as PGlite) as unknown as Sql;
+  const run: Transaction = (settings, fn) =>
+    client.transaction(async (tx) => {
+      await tx.exec(literalSettings(settings));
+      current = tx;
+      try {
+        return await fn(handle);
+      } finally {
+        current = null;
+      }
+    });
+  return {
+    kind: "embedded",
+    ...scoped(run),
+    migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_DIR }),
+    close: () => client.close(),
+  };
+}
+
+export async function openPostgres(url: string, statementTimeoutMs: number): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    statement_timeout: statementTimeoutMs,
+    connectionTimeoutMillis: 5_000,
+  });
+  // A client losing its server (idle in the pool, or checked out between two statements) must not
+  // crash the process: its pending query rejects (→ 502) and the pool connects anew next time.
+  pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
+  /*
+   * Transactions are run by hand rather than by drizzle's, which hands a client whose connection
+   * died back to the pool (and leaks it when BEGIN fails): after an outage every request would
+   * then fail or wait forever. Here a client that cannot even roll back is destroyed.
+   */
+  const handles = new WeakMap<pg.PoolClient, Sql>();
+  const handleOf = (client: pg.PoolClient): Sql => {
+    let handle = handles.get(client);
+    if (!handle) {
+      handle = drizzlePg(client, { schema }) as unknown as Sql;
+      handles.set(client, handle);
+    }
+    return handle;
+  };
+  const run: Transaction = async (settings, fn) => {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("begin");
+      const tx = handleOf(client);
+      await client.query(
+        settings.asRequestRole
+          ? "select set_config('role', $3, true), set_config($1, $2, true)"
+          : "select set_config($1, $2, true)",
+        settings.asRequestRole
+          ? [settings.name, settings.value, REQUEST_ROLE]
+          : [settings.name, settings.value],
+      );
+      const result = await fn(tx);
+      await client.query("commit");
+      return result;
+    } catch (err) {
+      await client.query("rollback").catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  };
+  return {
+    kind: "postgres",
+    ...scoped(run),
+    async migrate() {
+      // One client holds an advisory lock so that several processes migrating at once take turns.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query("select pg_advisory_lock(727274)");
+        await migratePg(drizzlePg(client), { migrationsFolder: MIGRATIONS_DIR });
+      } finally {
+        await client.query("select pg_advisory_unlock(727274)").catch(() => {});
+        await client.end();
+      }
+    },
+    close: () => pool.end(),
+  };
+}

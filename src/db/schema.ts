@@ -1,0 +1,600 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  boolean,
+  date,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+/*
+ * Every tenant table has `account_id` first in its primary key (and in every foreign key) so the
+ * schema can be distributed by account (Citus) without change. Row-level security on these tables
+ * is applied by the hand-written migration that follows the generated ones.
+ */
+
+const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+
+export const accounts = pgTable("accounts", {
+  id: uuid("id").primaryKey(),
+  name: text("name").notNull(),
+  plan: text("plan", { enum: ["free", "pro", "business"] }).notNull(),
+  timezone: text("timezone").notNull(),
+  currency: text("currency").notNull(),
+  clientKey: text("client_key").notNull().unique(),
+  createdAt: createdAt(),
+});
+
+/** Facts about the instance itself (not about any tenant). */
+export const serviceState = pgTable("service_state", {
+  name: text("name").primaryKey(),
+  value: jsonb("value").notNull(),
+});
+
+export const users = pgTable("users", {
+  id: uuid("id").primaryKey(),
+  email: text("email").notNull().unique(),
+  createdAt: createdAt(),
+});
+
+export const members = pgTable(
+  "members",
+  {
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id),
+    role: text("role", { enum: ["owner", "admin", "member"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.userId] })],
+);
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: uuid("id").notNull(),
+    prefix: text("prefix").notNull(),
+    keyHash: text("key_hash").notNull().unique(),
+    name: text("name").notNull(),
+    scopes: text("scopes").array().notNull(),
+    createdBy: uuid("created_by")
+      .notNull()
+      .references(() => users.id),
+    createdAt: createdAt(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index("api_keys_prefix_idx").on(t.accountId, t.prefix),
+  ],
+);
+
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: bigint("id", { mode: "number" }).generatedAlwaysAsIdentity(),
+    keyId: uuid("key_id").notNull(),
+    method: text("method").notNull(),
+    path: text("path").notNull(),
+    scope: text("scope").notNull(),
+    status: integer("status").notNull(),
+    ip: text("ip").notNull(),
+    occurredAt: timestamp("occurred_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index("audit_log_key_idx").on(t.accountId, t.keyId, t.occurredAt),
+  ],
+);
+
+export const icpCriteria = pgTable("icp_criteria", {
+  accountId: uuid("account_id")
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  criteria: jsonb("criteria").notNull().default(sql`'{}'::jsonb`),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const kpiGoals = pgTable(
+  "kpi_goals",
+  {
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    period: date("period", { mode: "string" }).notNull(),
+    metricKey: text("metric_key").notNull(),
+    targetValue: numeric("target_value", { mode: "number" }).notNull(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.period, t.metricKey] })],
+);
+
+/* ---------------------------------------------------------------------------------------------
+ * The data model (issue 3). Platform ids (ad, ad set, campaign, pixel, click ids) are text end to
+ * end: Meta's 18-digit ids exceed 2^53. Money is numeric(14,2). Column names are the API's field
+ * names wherever the spec names them, so report SQL needs no mapping layer.
+ * ------------------------------------------------------------------------------------------- */
+
+const money = (name: string) => numeric(name, { precision: 14, scale: 2, mode: "number" });
+const at = (name: string) => timestamp(name, { withTimezone: true });
+const updatedAt = () => timestamp("updated_at", { withTimezone: true }).notNull().defaultNow();
+const accountRef = () =>
+  uuid("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" });
+
+/** Per-account settings that are one value each (ICP and goals have their own tables). */
+export const accountSettings = pgTable("account_settings", {
+  accountId: accountRef().primaryKey(),
+  saleRule: jsonb("sale_rule"),
+  /** Sealed with the instance's secret box; never returned. */
+  webhookSecretSealed: text("webhook_secret_sealed"),
+  updatedAt: updatedAt(),
+});
+
+/** An ad with its ad set and campaign (denormalized: the spec's rows carry all three). */
+export const ads = pgTable(
+  "ads",
+  {
+    accountId: accountRef(),
+    platform: text("platform").notNull(),
+    adId: text("ad_id").notNull(),
+    adName: text("ad_name").notNull(),
+    adsetId: text("adset_id"),
+    adsetName: text("adset_name"),
+    campaignId: text("campaign_id"),
+    campaignName: text("campaign_name"),
+    isExcluded: boolean("is_excluded").notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.platform, t.adId] }),
+    // Resolution by name: utm_content against ad names, case-insensitive and trimmed.
+    index("ads_name_idx").on(t.accountId, sql`lower(btrim(${t.adName}))`),
+    index("ads_ad_id_idx").on(t.accountId, t.adId),
+  ],
+);
+
+/** Daily spend of one ad on one platform; import identity: platform + ad_id + date. */
+export const adSpendDaily = pgTable(
+  "ad_spend_daily",
+  {
+    accountId: accountRef(),
+    platform: text("platform").notNull(),
+    adId: text("ad_id").notNull(),
+    spendDate: date("spend_date", { mode: "string" }).notNull(),
+    spend: money("spend").notNull(),
+    clicks: integer("clicks").notNull().default(0),
+    impressions: integer("impressions").notNull().default(0),
+    reach: integer("reach").notNull().default(0),
+    currency: text("currency"),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    foreignKey({
+      columns: [t.accountId, t.platform, t.adId],
+      foreignColumns: [ads.accountId, ads.platform, ads.adId],
+    }).onDelete("cascade"),
+    primaryKey({ columns: [t.accountId, t.platform, t.adId, t.spendDate] }),
+    index("ad_spend_daily_date_idx").on(t.accountId, t.spendDate),
+  ],
+);
+
+/** A person the account deals with; keyed by normalized email, phone as the fallback. */
+export const contacts = pgTable(
+  "contacts",
+  {
+    accountId: accountRef(),
+    id: uuid("id").notNull(),
+    email: text("email"),
+    phone: text("phone"),
+    firstName: text("first_name"),
+    lastName: text("last_name"),
+    name: text("name"),
+    tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
+    formTitles: text("form_titles").array().notNull().default(sql`'{}'::text[]`),
+    formResponse: jsonb("form_response"),
+    assignedUserName: text("assigned_user_name"),
+    value: money("value"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex("contacts_email_uq").on(t.accountId, t.email).where(sql`${t.email} is not null`),
+    index("contacts_phone_idx").on(t.accountId, t.phone),
+  ],
+);
+
+/** A CRM event (lead, application, booking, no_show, sale, cancel, payment, sale_lost). */
+export const events = pgTable(
+  "events",
+  {
+    accountId: accountRef(),
+    /** The sender's id: the import and webhook identity (a replay updates). */
+    id: text("id").notNull(),
+    contactId: uuid("contact_id"),
+    eventType: text("event_type", {
+      enum: ["lead", "application", "booking", "no_show", "sale", "cancel", "payment", "sale_lost"],
+    }).notNull(),
+    /** `qualified` (application), `marketing` / `follow_up` (booking). */
+    eventSubtype: text("event_subtype"),
+    eventDatetime: at("event_datetime").notNull(),
+    contactEmail: text("contact_email"),
+    contactName: text("contact_name"),
+    contactPhone: text("contact_phone"),
+    value: money("value"),
+    amount: money("amount"),
+    currency: text("currency"),
+    productKey: text("product_key"),
+    productName: text("product_name"),
+    assignedUserName: text("assigned_user_name"),
+    isPaid: boolean("is_paid"),
+    paymentStatus: text("payment_status"),
+    bookingDate: date("booking_date", { mode: "string" }),
+    bookingTime: text("booking_time"),
+    utmSource: text("utm_source"),
+    utmMedium: text("utm_medium"),
+    utmCampaign: text("utm_campaign"),
+    utmContent: text("utm_content"),
+    utmTerm: text("utm_term"),
+    utmCampaignId: text("utm_campaign_id"),
+    utmAdsetId: text("utm_adset_id"),
+    utmAdId: text("utm_ad_id"),
+    campaignName: text("campaign_name"),
+    calendarName: text("calendar_name"),
+    metaAdId: text("meta_ad_id"),
+    isBaseline: boolean("is_baseline").notNull().default(false),
+    cancelledAt: at("cancelled_at"),
+    /** Where it came from: `webhook`, `import`, `collect`, `demo`. */
+    origin: text("origin").notNull(),
+    /** SHA-256 of the event as received: a replay of the same content writes nothing. */
+    payloadHash: text("payload_hash"),
+    /** UTMs inherited from the contact's earlier web sessions (server-side enrichment). */
+    utmEnriched: boolean("utm_enriched").notNull().default(false),
+    // Ad resolution (DESIGN §6), computed at ingest and again when ads change.
+    resolution: text("resolution", { enum: ["exact", "by_name", "unresolved"] })
+      .notNull()
+      .default("unresolved"),
+    resolvedPlatform: text("resolved_platform"),
+    resolvedAdId: text("resolved_ad_id"),
+    // Sale counting (docs/metrics.md), materialized on sale-type events.
+    counted: boolean("counted"),
+    dropReason: text("drop_reason"),
+    groupKey: text("group_key"),
+    contactSeq: integer("contact_seq"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    foreignKey({ columns: [t.accountId, t.contactId], foreignColumns: [contacts.accountId, contacts.id] }),
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index("events_datetime_idx").on(t.accountId, t.eventDatetime),
+    index("events_type_datetime_idx").on(t.accountId, t.eventType, t.eventDatetime),
+    index("events_contact_idx").on(t.accountId, t.contactId, t.eventDatetime),
+    index("events_ad_idx").on(t.accountId, t.resolvedAdId),
+  ],
+);
+
+/** A touch of a contact (or a not yet known visitor): a web visit or a conversion. */
+export const touchpoints = pgTable(
+  "touchpoints",
+  {
+    accountId: accountRef(),
+    id: uuid("id").notNull(),
+    /** Import identity, when the touchpoint came from a file. */
+    externalId: text("external_id"),
+    contactId: uuid("contact_id"),
+    visitorId: text("visitor_id"),
+    sessionId: text("session_id"),
+    kind: text("kind", { enum: ["web", "conversion"] }).notNull(),
+    /** `page_view`, `form_submit`, `booking`, or the CRM event type of a conversion. */
+    eventType: text("event_type").notNull(),
+    occurredAt: at("occurred_at").notNull(),
+    url: text("url"),
+    referrer: text("referrer"),
+    /** The spec's UTM object: source, medium, campaign, content, term, campaign_name, … */
+    utm: jsonb("utm").notNull().default(sql`'{}'::jsonb`),
+    /** Ad ids captured at that moment: ad_id, adset_id, campaign_id, meta_ad_id (strings). */
+    adIds: jsonb("ad_ids").notNull().default(sql`'{}'::jsonb`),
+    /** Click ids: gclid, fbclid, ttclid, … (case kept). */
+    clickIds: jsonb("click_ids").notNull().default(sql`'{}'::jsonb`),
+    channel: text("channel"),
+    platform: text("platform"),
+    isPaid: boolean("is_paid").notNull().default(false),
+    value: money("value"),
+    currency: text("currency"),
+    product: text("product"),
+    isImported: boolean("is_imported").notNull().default(false),
+    /** The CRM event a conversion touchpoint stands for. */
+    eventId: text("event_id"),
+    resolution: text("resolution", { enum: ["exact", "by_name", "unresolved"] })
+      .notNull()
+      .default("unresolved"),
+    resolvedPlatform: text("resolved_platform"),
+    resolvedAdId: text("resolved_ad_id"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    foreignKey({ columns: [t.accountId, t.contactId], foreignColumns: [contacts.accountId, contacts.id] }),
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex("touchpoints_external_uq")
+      .on(t.accountId, t.externalId)
+      .where(sql`${t.externalId} is not null`),
+    index("touchpoints_occurred_idx").on(t.accountId, t.occurredAt),
+    index("touchpoints_contact_idx").on(t.accountId, t.contactId, t.occurredAt),
+    index("touchpoints_visitor_idx").on(t.accountId, t.visitorId),
+  ],
+);
+
+export const purchases = pgTable(
+  "purchases",
+  {
+    accountId: accountRef(),
+    id: text("id").notNull(),
+    contactId: uuid("contact_id"),
+    purchaseDate: at("purchase_date").notNull(),
+    productKey: text("product_key"),
+    productName: text("product_name"),
+    contactEmail: text("contact_email"),
+    contactName: text("contact_name"),
+    amount: money("amount").notNull(),
+    currency: text("currency"),
+    commissionable: boolean("commissionable").notNull().default(false),
+    commissionRate: numeric("commission_rate", { precision: 6, scale: 4, mode: "number" }),
+    commissionAmount: money("commission_amount"),
+    invoiceId: text("invoice_id"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    foreignKey({ columns: [t.accountId, t.contactId], foreignColumns: [contacts.accountId, contacts.id] }),
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index("purchases_date_idx").on(t.accountId, t.purchaseDate),
+    index("purchases_contact_idx").on(t.accountId, t.contactId),
+  ],
+);
+
+/** A contact who bought, with the commission terms that follow them. */
+export const customers = pgTable(
+  "customers",
+  {
+    accountId: accountRef(),
+    id: uuid("id").notNull(),
+    contactId: uuid("contact_id").notNull(),
+    commissionStatus: text("commission_status"),
+    commissionExpiresAt: at("commission_expires_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    foreignKey({
+      columns: [t.accountId, t.contactId],
+      foreignColumns: [contacts.accountId, contacts.id],
+    }).onDelete("cascade"),
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex("customers_contact_uq").on(t.accountId, t.contactId),
+  ],
+);
+
+export const reps = pgTable(
+  "reps",
+  {
+    accountId: accountRef(),
+    id: text("id").notNull(),
+    name: text("name").notNull(),
+    email: text("email"),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.id] })],
+);
+
+/** An analyzed call. `artifact_id` is one sequence for the instance, so ids never collide across accounts. */
+export const calls = pgTable(
+  "calls",
+  {
+    accountId: accountRef(),
+    artifactId: bigint("artifact_id", { mode: "number" }).generatedAlwaysAsIdentity(),
+    externalId: text("external_id").notNull(),
+    startsAt: at("starts_at").notNull(),
+    title: text("title"),
+    durationSec: integer("duration_sec"),
+    callAnalysisId: text("call_analysis_id"),
+    summary: text("summary"),
+    callType: text("call_type"),
+    isQualified: boolean("is_qualified"),
+    icpFitScore: numeric("icp_fit_score", { precision: 5, scale: 2, mode: "number" }),
+    qualificationReasoning: text("qualification_reasoning"),
+    nextStepType: text("next_step_type"),
+    nextStepSummary: text("next_step_summary"),
+    nextStepProposed: text("next_step_proposed"),
+    scorecardTotal: numeric("scorecard_total", { precision: 6, scale: 2, mode: "number" }),
+    repId: text("rep_id"),
+    /** Array of { ts, label, status }. */
+    markers: jsonb("markers").notNull().default(sql`'[]'::jsonb`),
+    /** Normalized emails of the participants (contacts/calls looks calls up by email). */
+    participantEmails: text("participant_emails").array().notNull().default(sql`'{}'::text[]`),
+    /** Object-store paths, inside the account's folder. */
+    audioPath: text("audio_path"),
+    audioContentType: text("audio_content_type"),
+    videoPath: text("video_path"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.artifactId] }),
+    uniqueIndex("calls_external_uq").on(t.accountId, t.externalId),
+    index("calls_starts_idx").on(t.accountId, t.startsAt),
+  ],
+);
+
+export const callTranscriptSegments = pgTable(
+  "call_transcript_segments",
+  {
+    accountId: accountRef(),
+    artifactId: bigint("artifact_id", { mode: "number" }).notNull(),
+    idx: integer("idx").notNull(),
+    startMs: integer("start_ms").notNull(),
+    endMs: integer("end_ms").notNull(),
+    speakerId: text("speaker_id"),
+    speakerLabel: text("speaker_label"),
+    speakerEmail: text("speaker_email"),
+    text: text("text").notNull(),
+    confidence: numeric("confidence", { precision: 4, scale: 3, mode: "number" }),
+  },
+  (t) => [
+    foreignKey({
+      columns: [t.accountId, t.artifactId],
+      foreignColumns: [calls.accountId, calls.artifactId],
+    }).onDelete("cascade"),
+    primaryKey({ columns: [t.accountId, t.artifactId, t.idx] }),
+  ],
+);
+
+/** A creative of the reserve library (imported, unpublished until an ad uses it). */
+export const creatives = pgTable(
+  "creatives",
+  {
+    accountId: accountRef(),
+    id: uuid("id").notNull(),
+    externalRef: text("external_ref").notNull(),
+    isPublished: boolean("is_published").notNull().default(false),
+    angle: text("angle"),
+    primaryText: text("primary_text"),
+    headline: text("headline"),
+    hook: text("hook"),
+    cta: text("cta"),
+    destinationUrl: text("destination_url"),
+    assetUrl: text("asset_url"),
+    assetKind: text("asset_kind", { enum: ["image", "video"] }),
+    variantLabel: text("variant_label"),
+    visualSubtype: text("visual_subtype"),
+    funnel: text("funnel"),
+    product: text("product"),
+    audience: text("audience"),
+    videoScript: text("video_script"),
+    source: jsonb("source"),
+    score: numeric("score", { precision: 6, scale: 2, mode: "number" }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex("creatives_external_ref_uq").on(t.accountId, t.externalRef),
+  ],
+);
+
+/** A need for new creatives, relayed to a team (notified_at) until filled. */
+export const creativeRequests = pgTable(
+  "creative_requests",
+  {
+    accountId: accountRef(),
+    id: uuid("id").notNull(),
+    reason: text("reason").notNull(),
+    status: text("status", { enum: ["open", "partial", "filled", "cancelled"] }).notNull(),
+    requestedCount: integer("requested_count").notNull(),
+    filledCount: integer("filled_count").notNull().default(0),
+    context: jsonb("context"),
+    createdAt: createdAt(),
+    notifiedAt: at("notified_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index("creative_requests_status_idx").on(t.accountId, t.status, t.createdAt),
+  ],
+);
+
+export const adRules = pgTable(
+  "ad_rules",
+  {
+    accountId: accountRef(),
+    id: uuid("id").notNull(),
+    label: text("label").notNull(),
+    ruleType: text("rule_type").notNull(),
+    platform: text("platform"),
+    campaignId: text("campaign_id"),
+    campaignName: text("campaign_name"),
+    enabled: boolean("enabled").notNull().default(true),
+    dryRun: boolean("dry_run").notNull().default(true),
+    params: jsonb("params").notNull().default(sql`'{}'::jsonb`),
+    lastRunAt: at("last_run_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.id] })],
+);
+
+export const adRuleRuns = pgTable(
+  "ad_rule_runs",
+  {
+    accountId: accountRef(),
+    id: uuid("id").notNull(),
+    ruleId: uuid("rule_id").notNull(),
+    ranAt: at("ran_at").notNull(),
+    dryRun: boolean("dry_run").notNull(),
+    status: text("status").notNull(),
+    /** What the run did or, dry, would have done. */
+    actions: jsonb("actions").notNull().default(sql`'[]'::jsonb`),
+    summary: text("summary"),
+  },
+  (t) => [
+    foreignKey({
+      columns: [t.accountId, t.ruleId],
+      foreignColumns: [adRules.accountId, adRules.id],
+    }).onDelete("cascade"),
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index("ad_rule_runs_rule_idx").on(t.accountId, t.ruleId, t.ranAt),
+  ],
+);
+
+/** A connected ad-network pixel (conversions API); its token is sealed and never returned. */
+export const pixels = pgTable(
+  "pixels",
+  {
+    accountId: accountRef(),
+    id: uuid("id").notNull(),
+    platform: text("platform").notNull(),
+    pixelId: text("pixel_id").notNull(),
+    name: text("name"),
+    isDefault: boolean("is_default").notNull().default(false),
+    accessTokenSealed: text("access_token_sealed"),
+    /** Routing configuration (which events go to this pixel). */
+    routing: jsonb("routing").notNull().default(sql`'{}'::jsonb`),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex("pixels_platform_pixel_uq").on(t.accountId, t.platform, t.pixelId),
+  ],
+);
+
+/** A first-party tracking host (track.customer.com); the host alone names the account. */
+export const trackingHosts = pgTable(
+  "tracking_hosts",
+  {
+    accountId: accountRef(),
+    host: text("host").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.host] }), uniqueIndex("tracking_hosts_host_uq").on(t.host)],
+);

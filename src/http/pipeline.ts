@@ -1,0 +1,170 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { z } from "zod";
+import { hashApiKey, isWellFormedApiKey } from "../auth/api-key.ts";
+import type { KeyStore } from "../auth/key-store.ts";
+import { grants } from "../auth/scopes.ts";
+import type { Database } from "../db/client.ts";
+import type { RouteDef, Tenant } from "../routes/route-def.ts";
+import type { AuditSink } from "./audit.ts";
+import { assertSingleTenant } from "./barrier.ts";
+import { ApiError } from "./errors.ts";
+import type { CounterStore } from "./rate-limiter.ts";
+import { redact } from "./redact.ts";
+
+export const RATE_LIMIT = 600;
+export const FAILED_AUTH_LIMIT = 20;
+const WINDOW_MS = 60_000;
+const RETRY_AFTER_SECONDS = 60;
+
+export interface PipelineDeps {
+  db: Database;
+  keys: KeyStore;
+  counters: CounterStore;
+  audit: AuditSink;
+  clock: () => Date;
+}
+
+/** Per-request state the response hooks read (rate-limit headers). */
+export interface RequestState {
+  rateLimitRemaining: number;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    ascribe: RequestState;
+  }
+}
+
+/** `Authorization: Bearer` is read first; `x-api-key` only when there is no Authorization header. */
+export function presentedKey(headers: FastifyRequest["headers"]): string | null {
+  const authorization = headers.authorization;
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    return match?.[1] ?? null;
+  }
+  const apiKey = headers["x-api-key"];
+  return typeof apiKey === "string" ? apiKey.trim() : null;
+}
+
+function issuePath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((acc, part) => {
+    if (typeof part === "number") return `${acc}[${part}]`;
+    return acc ? `${acc}.${String(part)}` : String(part);
+  }, "");
+}
+
+/** A zod failure as one message naming each offending parameter. */
+export function validationMessage(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const at = issuePath(issue.path);
+      return at ? `${at}: ${issue.message}` : issue.message;
+    })
+    .join("; ");
+}
+
+function readInput(route: RouteDef, request: FastifyRequest): unknown {
+  if (request.method === "GET" || request.method === "HEAD") return request.query ?? {};
+  const raw = request.body;
+  if (raw === undefined || raw === null || raw === "") return {};
+  const contentType = request.headers["content-type"] ?? "";
+  if (!/^application\/json\b/i.test(contentType)) {
+    throw ApiError.validation("Content-Type must be application/json");
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(String(raw));
+  } catch {
+    throw ApiError.validation("body is not valid JSON");
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    if (route.required) throw ApiError.validation(route.required.error);
+    throw ApiError.validation("body must be a JSON object");
+  }
+  return body;
+}
+
+function validate(route: RouteDef, request: FastifyRequest): unknown {
+  const input = readInput(route, request);
+  if (route.required) {
+    const value = (input as Record<string, unknown>)[route.required.field];
+    if (value === undefined || value === null) throw ApiError.validation(route.required.error);
+  }
+  const parsed = route.input.safeParse(input);
+  if (!parsed.success) {
+    // The required member itself being of the wrong kind is the spec's own "missing …" case.
+    const field = route.required?.field;
+    const atField = parsed.error.issues.some((i) => i.path.length === 1 && i.path[0] === field);
+    if (route.required && atField) throw ApiError.validation(route.required.error);
+    throw ApiError.validation(validationMessage(parsed.error));
+  }
+  return parsed.data;
+}
+
+/**
+ * The request pipeline in DESIGN §5's order, after routing: failed-auth gate → key → plan →
+ * rate limit → scope → validation → handler (tenant transaction) → barrier → redaction → envelope.
+ */
+export function pipelineHandler(route: RouteDef, deps: PipelineDeps) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const ip = request.ip;
+    const failures = await deps.counters.peek(`auth-fail:${ip}`, WINDOW_MS);
+    if (failures.count > FAILED_AUTH_LIMIT) {
+      reply.header("Retry-After", String(RETRY_AFTER_SECONDS));
+      throw new ApiError("too_many_failed_attempts", { retry_after_seconds: RETRY_AFTER_SECONDS });
+    }
+
+    const now = deps.clock();
+    const key = presentedKey(request.headers);
+    const hash = key !== null && isWellFormedApiKey(key) ? hashApiKey(key) : null;
+    const record = hash === null ? null : await deps.keys.find(hash);
+    if (
+      record === null ||
+      record.revoked_at !== null ||
+      (record.expires_at !== null && record.expires_at.getTime() <= now.getTime())
+    ) {
+      await deps.counters.hit(`auth-fail:${ip}`, WINDOW_MS);
+      throw new ApiError("invalid_or_missing_api_key");
+    }
+    // From here the request is authenticated: whatever its outcome, it is audited. The entry is
+    // recorded before the answer leaves, so a stop that waits for handlers loses none.
+    let status = 200;
+    try {
+      if (record.plan === "free") throw new ApiError("plan_free_no_api");
+
+      const used = await deps.counters.hit(`rate:${record.key_id}`, WINDOW_MS);
+      request.ascribe.rateLimitRemaining = Math.max(0, RATE_LIMIT - used.count);
+      if (used.count > RATE_LIMIT) {
+        reply.header("Retry-After", String(RETRY_AFTER_SECONDS));
+        throw new ApiError("rate_limited", { retry_after_seconds: RETRY_AFTER_SECONDS });
+      }
+
+      if (!grants(record.scopes, route.scope))
+        throw new ApiError("insufficient_scope", { required: route.scope });
+
+      const input = validate(route, request);
+      const tenant: Tenant = {
+        accountId: record.account_id,
+        plan: record.plan,
+        timezone: record.timezone,
+        currency: record.currency,
+      };
+      const data = await deps.db.tenant(tenant.accountId, (tx) => route.handler({ tx, tenant, input, now }));
+      assertSingleTenant(data, tenant.accountId);
+      return { data: redact(data, route.redactFragments) };
+    } catch (err) {
+      status = err instanceof ApiError ? err.status : 502;
+      throw err;
+    } finally {
+      deps.audit.record(record.account_id, {
+        key_id: record.key_id,
+        method: request.method,
+        path: request.url.split("?")[0] ?? request.url,
+        scope: route.scope,
+        status,
+        ip,
+        occurred_at: deps.clock().toISOString(),
+      });
+    }
+  };
+}

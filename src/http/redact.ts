@@ -1,0 +1,151 @@
+/**
+ * Response redaction (SPEC "Fields never returned"): strips forbidden fields at every nesting level and
+ * masks AI model identifiers, so no handler has to remember to do it.
+ */
+
+/** Replaces every AI model identifier: callers must only ever see the service itself. */
+export const SERVICE_NAME = "Ascribe";
+
+/** Field-name fragments from SPEC, matched as substrings of the lower-cased field name. */
+export const REDACTED_FRAGMENTS: readonly string[] = Object.freeze([
+  // credentials and secrets
+  "access_token",
+  "refresh_token",
+  "api_key",
+  "apikey",
+  "secret",
+  "signing",
+  "service_role",
+  "password",
+  "webhook_secret",
+  "encryption",
+  "tokenenc",
+  "bearer",
+  // AI internals
+  "model",
+  "model_name",
+  "provider",
+  "prompt",
+  "system_prompt",
+  "temperature",
+  "embedding",
+  // internal costs
+  "cost",
+  "cost_estimate",
+  "token_count",
+  "tokens_used",
+  "price_input",
+  "price_output",
+  // margins
+  "gross_margin",
+  "net_profit",
+  "net_profit_after_ads",
+  "wholesale",
+  "markup",
+  "platform_fee",
+  "margin_pct",
+  "agency_margin",
+  "contribution_margin",
+]);
+
+/** `finance/pnl` also hides everything that would reveal the agency's own economics. */
+export const PNL_EXTRA_FRAGMENTS: readonly string[] = Object.freeze([
+  "margin",
+  "profit",
+  "wholesale",
+  "markup",
+  "cost_of",
+  "cogs",
+]);
+
+/*
+ * Model families. One rule throughout: a bare family name never matches, a version or variant is
+ * required. Many family names are ordinary words, first names or referral sources ("Claude",
+ * "Gemini", "Llama", "whisper", "command", utm_source "chatgpt"), and masking those in customer
+ * data would corrupt it. So "mistral" alone (a wind, a brand, a restaurant) is NOT a model id,
+ * while "mistral-large-latest" is. Digits glued to the name count as a version ("llama3").
+ */
+const SEG = "[a-z0-9._]+";
+const TAIL = `(?:-${SEG})*`;
+const FAMILIES = [
+  `(?:chat)?gpt(?:-?\\d[a-z0-9.]*|-(?:oss|image|realtime|audio))${TAIL}`,
+  // "o2" is skipped on purpose: OpenAI never used it (trademark) and it is a real telecom brand.
+  `o[13-9]${TAIL}`,
+  `claude-(?:instant|haiku|sonnet|opus|\\d)[a-z0-9._]*${TAIL}`,
+  `gemini-(?:pro|ultra|nano|flash|exp|\\d)[a-z0-9._]*${TAIL}`,
+  `gemma-?\\d[a-z0-9._]*${TAIL}`,
+  `(?:code)?llama-?\\d[a-z0-9._]*${TAIL}`,
+  `(?:mistral|mixtral|codestral|pixtral|ministral|deepseek|grok|phi|whisper|qwen|yi)-?\\d[a-z0-9._]*${TAIL}`,
+  `(?:mistral|mixtral|codestral|pixtral|ministral|deepseek|grok|qwen)(?:-${SEG})+`,
+  `command-(?:r|light|nightly|a)${TAIL}`,
+  `text-(?:embedding|davinci|curie|babbage|ada|moderation)${TAIL}`,
+  `(?:davinci|curie|babbage|ada)-\\d{3}`,
+  `(?:dall-e|tts|sora)-${SEG}${TAIL}`,
+];
+const MODEL_ID = new RegExp(
+  `^(?:ft:)?(?:[a-z0-9][a-z0-9._-]*/)?(?:${FAMILIES.join("|")})(?::[a-z0-9._-]*)*$`,
+  "i",
+);
+// Real identifiers are short; skipping long text also keeps regex work bounded on large bodies.
+const MAX_MODEL_ID_LENGTH = 120;
+
+/** True when the whole trimmed string is an AI model identifier (optional `vendor/` prefix). */
+export function looksLikeModelId(s: string): boolean {
+  const t = s.trim();
+  return t.length > 0 && t.length <= MAX_MODEL_ID_LENGTH && MODEL_ID.test(t);
+}
+
+/**
+ * Deep copy of `value` without forbidden fields and with model identifiers masked. Only own
+ * enumerable string keys are copied: symbol markers (tenant barrier) are not part of a response.
+ * Dates are kept as the same instance; any other non-array object is copied as a plain object,
+ * which is what JSON serialisation would send anyway.
+ */
+export function redact(value: unknown, extraFragments: readonly string[] = []): unknown {
+  const fragments = [...REDACTED_FRAGMENTS, ...extraFragments.map((f) => f.toLowerCase())];
+  // Rows repeat the same keys thousands of times; decide each distinct key once.
+  const dropCache = new Map<string, boolean>();
+  const isDropped = (key: string): boolean => {
+    let drop = dropCache.get(key);
+    if (drop === undefined) {
+      const lower = key.toLowerCase();
+      drop = fragments.some((f) => lower.includes(f));
+      dropCache.set(key, drop);
+    }
+    return drop;
+  };
+  // Ancestors only: shared (non-cyclic) references are legal and simply copied twice.
+  const path = new Set<object>();
+
+  const visit = (v: unknown): unknown => {
+    if (typeof v === "string") return looksLikeModelId(v) ? SERVICE_NAME : v;
+    if (typeof v !== "object" || v === null || v instanceof Date) return v;
+    if (path.has(v)) throw new TypeError("redact: circular structure");
+    path.add(v);
+    let out: unknown;
+    if (Array.isArray(v)) {
+      out = v.map(visit);
+    } else {
+      const obj: Record<string, unknown> = {};
+      for (const [key, child] of Object.entries(v)) {
+        if (isDropped(key)) continue;
+        // Plain assignment of "__proto__" would replace the copy's prototype instead of adding a field.
+        if (key === "__proto__") {
+          Object.defineProperty(obj, key, {
+            value: visit(child),
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        } else {
+          obj[key] = visit(child);
+        }
+      }
+      out = obj;
+    }
+    path.delete(v);
+    return out;
+  };
+
+  return visit(value);
+}

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Database } from "../db/client.ts";
+import { validationMessage } from "../http/pipeline.ts";
+import { reResolveAds } from "../ingest/re-resolve-ads.ts";
+import { coerceCsvRecord } from "./csv-coerce.ts";
+import { type BatchResult, type ImportKind, importKinds, isImportKind } from "./kinds.ts";
+import { formatOf, readRecords } from "./read-records.ts";
+
+export const importInput = z.object({
+  kind: z.string().refine(isImportKind, {
+    error: (issue) =>
+      `unknown kind ${String(issue.input)} (supported: ${Object.keys(importKinds).join(", ")})`,
+  }),
+  account: z.uuid(),
+  file: z.string().min(1),
+});
+
+export interface ImportSummary {
+  imported: number;
+  updated: number;
+  skipped: number;
+  errors: { line: number; error: string }[];
+}
+
+export interface ImportProgress {
+  lines: number;
+  imported: number;
+  updated: number;
+  skipped: number;
+  errors: number;
+}
+
+const BATCH = 500;
+
+/**
+ * Imports a file of one kind into an account, in batches of 500 records per transaction. A bad line
+ * is reported with its number and skipped; the good ones land. Within a batch, a record named twice
+ * keeps its last version (the earlier one counts as skipped).
+ */
+export async function runImport(
+  db: Database,
+  secrets: SecretBox,
+  input: z.input<typeof importInput>,
+  onProgress: (progress: ImportProgress) => void = () => {},
+): Promise<ImportSummary> {
+  const { kind: name, account, file } = importInput.parse(input);
+  if (!isImportKind(name)) throw new Error(`unknown kind ${name}`);
+  const kind = importKinds[name] as ImportKind<unknown>;
+  const format = formatOf(file);
+  const summary: ImportSummary = { imported: 0, updated: 0, skipped: 0, errors: [] };
+  let lines = 0;
+  let adsChanged = 0;
+  let pending = new Map<string, unknown>();
+
+  const flush = async () => {
+    if (pending.size === 0) return;
+    const records = [...pending.values()];
+    pending = new Map();
+    const result: BatchResult = await db.tenant(account, (tx) =>
+      kind.write(tx, account, records, { secrets }),
+    );
+    summary.imported += result.imported;
+    summary.updated += result.updated;
+    summary.skipped += result.skipped;
+    adsChanged += result.adsChanged ?? 0;
+    onProgress({
+      lines,
+      imported: summary.imported,
+      updated: summary.updated,
+      skipped: summary.skipped,
+      errors: summary.errors.length,
+    });
+  };
+
+  for await (const read of readRecords(file, format)) {
+    lines = Math.max(lines, read.line);
+    if ("error" in read) {
+      summary.errors.push({ line: read.line, error: read.error });
+      continue;
+    }
+    const candidate = format === "csv" ? coerceCsvRecord(kind.schema.shape, read.record) : read.record;
+    const parsed = kind.schema.safeParse(candidate);
+    if (!parsed.success) {
+      summary.errors.push({ line: read.line, error: validationMessage(parsed.error) });
+      continue;
+    }
+    const identity = kind.identity(parsed.data);
+    if (pending.has(identity)) {
+      pending.delete(identity);
+      summary.skipped += 1;
+    }
+    pending.set(identity, parsed.data);
+    if (pending.size >= BATCH) await flush();
+  }
+  await flush();
+  // Once, after every batch: events and touchpoints stored earlier may name the new ads.
+  if (adsChanged > 0) await db.tenant(account, (tx) => reResolveAds(tx, account));
+  return summary;
+}

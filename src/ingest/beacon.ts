@@ -1,0 +1,92 @@
+import { z } from "zod";
+
+const token = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "must be 8–64 characters of [A-Za-z0-9_-]");
+const short = z.string().trim().max(500).optional();
+const platformId = z.string().trim().max(64).optional();
+
+/**
+ * A tracking-script beacon (sent as text/plain JSON). Strict: an unknown member is refused, so a
+ * malformed or hostile body never half-lands.
+ */
+export const beaconSchema = z
+  .object({
+    type: z.enum(["page_view", "form_submit", "booking"]),
+    /** Absent on a first-party tracking host, where the host names the account. */
+    client_key: z
+      .string()
+      .regex(/^ck_[A-Za-z0-9_-]{16}$/, "must be the account's client key")
+      .optional(),
+    /** Chosen by the script per beacon: a resent beacon is stored once. */
+    id: token.optional(),
+    visitor_id: token,
+    session_id: token.optional(),
+    url: z.url({ protocol: /^https?$/ }).max(2048),
+    referrer: z.string().max(2048).optional(),
+    utm: z
+      .object({
+        source: short,
+        medium: short,
+        campaign: short,
+        content: short,
+        term: short,
+        campaign_name: short,
+        adset_name: short,
+        ad_name: short,
+        channel: short,
+        type: short,
+        sequence: short,
+        step: short,
+      })
+      .strict()
+      .optional(),
+    ad_ids: z
+      .object({ ad_id: platformId, adset_id: platformId, campaign_id: platformId, meta_ad_id: platformId })
+      .strict()
+      .optional(),
+    click_ids: z
+      .record(z.string().regex(/^[a-z_]{2,24}$/, "click id names are lower-case words"), z.string().max(500))
+      .refine((ids) => Object.keys(ids).length <= 12, "at most 12 click ids")
+      .optional(),
+    contact: z
+      .object({
+        email: z.string().trim().max(320).optional(),
+        phone: z.string().trim().max(40).optional(),
+        name: z.string().trim().max(200).optional(),
+        first_name: z.string().trim().max(100).optional(),
+        last_name: z.string().trim().max(100).optional(),
+      })
+      .strict()
+      .optional(),
+    form: z
+      .object({ title: z.string().trim().max(200).optional() })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type Beacon = z.output<typeof beaconSchema>;
+
+const PAID_MEDIUMS = new Set([
+  "paid",
+  "cpc",
+  "ppc",
+  "cpm",
+  "paid_social",
+  "paidsocial",
+  "paid-social",
+  "display",
+  "ads",
+]);
+
+/** utm_medium values that mean the click was bought. */
+export function isPaidMedium(medium: string | null | undefined): boolean {
+  return PAID_MEDIUMS.has((medium ?? "").toLowerCase());
+}
+
+/** A visit from an ad: it carries ad ids or click ids, or a paid medium. */
+export function isAdTouch(b: Beacon): boolean {
+  const ids = b.ad_ids ?? {};
+  if (ids.ad_id || ids.meta_ad_id || ids.adset_id || ids.campaign_id) return true;
+  if (b.click_ids && Object.keys(b.click_ids).length > 0) return true;
+  return isPaidMedium(b.utm?.medium);
+}

@@ -1,0 +1,130 @@
+import { Redis } from "ioredis";
+import pino, { type Logger } from "pino";
+import { isEmptyInstance } from "./admin/accounts.ts";
+import { lockDataDir, releaseDataDir, serveAdminCommands } from "./admin/admin-socket.ts";
+import type { AdminContext } from "./admin/commands.ts";
+import { seedDemo } from "./admin/demo.ts";
+import { buildApp } from "./app.ts";
+import { createCachedKeyStore, createDirectKeyStore, type KeyStore } from "./auth/key-store.ts";
+import type { Config } from "./config.ts";
+import { createSecretBox, loadOrCreateKeyring, type SecretBox } from "./crypto/secret-box.ts";
+import { type Database, openEmbedded, openPostgres } from "./db/client.ts";
+import { createAuditWriter } from "./http/audit.ts";
+import { type CounterStore, createMemoryCounterStore, createRedisCounterStore } from "./http/rate-limiter.ts";
+import { routes } from "./routes/index.ts";
+import { API_PREFIX } from "./routes/route-def.ts";
+
+export interface RunningService {
+  siteUrl: string;
+  baseUrl: string;
+  /** The demo key, when this start seeded the demo account. */
+  demoKey: string | null;
+  stop(): Promise<void>;
+}
+
+export async function openDatabase(config: Config): Promise<Database> {
+  return config.databaseUrl
+    ? openPostgres(config.databaseUrl, config.statementTimeoutMs)
+    : openEmbedded(config.dataDir);
+}
+
+/**
+ * The secret box for secrets at rest: the keyring from ASCRIBE_SECRET_KEYS, else DATA_DIR/secret.key
+ * (created on first start).
+ */
+export async function openSecrets(config: Config, warn: (message: string) => void): Promise<SecretBox> {
+  if (config.databaseUrl && !config.secretKeys) {
+    warn(
+      "ASCRIBE_SECRET_KEYS is unset: secrets are sealed with DATA_DIR/secret.key, which other instances do not share",
+    );
+  }
+  return createSecretBox(
+    await loadOrCreateKeyring({ envValue: config.secretKeys, dataDir: config.dataDir, warn }),
+  );
+}
+
+/** Only the embedded database is written by this process alone, so only there may keys be cached. */
+export function keyStoreFor(db: Database): KeyStore {
+  return db.kind === "embedded" ? createCachedKeyStore(db) : createDirectKeyStore(db);
+}
+
+function openCounters(config: Config): CounterStore {
+  if (!config.redisUrl) return createMemoryCounterStore();
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+  const store = createRedisCounterStore(redis, "ascribe:");
+  return {
+    hit: store.hit,
+    peek: store.peek,
+    async close() {
+      await store.close();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/** Builds the dependencies from the config, starts listening, and returns how to stop. */
+export async function startService(config: Config, logger: Logger = pino({ level: config.logLevel })) {
+  // The embedded database is this process's alone: take DATA_DIR before opening it, and answer the
+  // CLI's admin commands once the database is ready.
+  let ready: (context: Omit<AdminContext, "progress">) => void = () => {};
+  const lock = config.databaseUrl
+    ? null
+    : await lockDataDir(
+        config.dataDir,
+        serveAdminCommands(new Promise<Omit<AdminContext, "progress">>((resolve) => (ready = resolve))),
+      );
+  // Whatever was opened is closed again if the start fails half-way (a taken port, a refused
+  // migration), so the process can exit with its one-line error.
+  const opened: (() => Promise<void>)[] = [];
+  if (lock) opened.push(() => releaseDataDir(lock));
+  const undo = async () => {
+    for (const close of opened.reverse()) await close().catch(() => {});
+  };
+  try {
+    const secrets = await openSecrets(config, (message) => logger.warn(message));
+    const db = await openDatabase(config);
+    opened.push(() => db.close());
+    await db.migrate();
+    ready({ db, secrets });
+    const counters = openCounters(config);
+    opened.push(() => counters.close());
+    const audit = createAuditWriter(db, logger);
+    opened.push(() => audit.close());
+    let siteUrl = config.siteUrl ?? `http://localhost:${config.port}`;
+    const app = await buildApp({
+      db,
+      secrets,
+      keys: keyStoreFor(db),
+      counters,
+      audit,
+      logger,
+      routes,
+      siteUrl: () => siteUrl,
+    });
+    opened.push(() => app.close());
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === "object" && address ? address.port : config.port;
+    siteUrl = config.siteUrl ?? `http://localhost:${port}`;
+    let demoKey: string | null = null;
+    if (await isEmptyInstance(db)) demoKey = (await seedDemo(db, { seed: 1 }, undefined, { secrets })).key;
+
+    let stopping: Promise<void> | null = null;
+    const stop = () => {
+      // Stop accepting, let requests in flight finish, then flush the audit and close the database.
+      stopping ??= (async () => {
+        await app.close();
+        await app.drain();
+        await audit.close();
+        await counters.close();
+        await db.close();
+        if (lock) await releaseDataDir(lock);
+      })();
+      return stopping;
+    };
+    return { siteUrl, baseUrl: siteUrl + API_PREFIX, demoKey, stop } satisfies RunningService;
+  } catch (err) {
+    await undo();
+    throw err;
+  }
+}

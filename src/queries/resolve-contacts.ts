@@ -1,0 +1,100 @@
+import { randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { rows, type Sql } from "../db/client.ts";
+import type { ContactKey } from "../ingest/identity.ts";
+
+export interface ContactFacts {
+  key: ContactKey;
+  email: string | null;
+  phone: string | null;
+  name: string | null;
+}
+
+/** `kind:key`, the map key of a contact identity. */
+export const identityOf = (f: Pick<ContactFacts, "key">) => `${f.key.kind}:${f.key.key}`;
+
+/**
+ * The contacts of a batch of identities in three statements, whatever the batch size: existing ones
+ * matched (email first, phone as the fallback) and filled where they lack a phone or name, new ones
+ * created. Returns identity → contact id.
+ */
+export async function resolveContacts(
+  db: Sql,
+  accountId: string,
+  params: { facts: readonly ContactFacts[] },
+): Promise<Map<string, string>> {
+  // One entry per identity; what one event lacks (a phone, a name), a later one of the batch gives.
+  const unique = new Map<string, ContactFacts>();
+  for (const f of params.facts) {
+    const seen = unique.get(identityOf(f));
+    unique.set(
+      identityOf(f),
+      seen ? { ...seen, phone: seen.phone ?? f.phone, name: seen.name ?? f.name } : f,
+    );
+  }
+  const resolved = new Map<string, string>();
+  // A second round finds what a concurrent writer created while ours yielded (ON CONFLICT DO NOTHING).
+  for (let round = 0; round < 2 && resolved.size < unique.size; round++) {
+    const pending = [...unique].filter(([identity]) => !resolved.has(identity)).map(([, facts]) => facts);
+    for (const [identity, id] of await matchOrCreate(db, accountId, pending)) resolved.set(identity, id);
+  }
+  if (resolved.size < unique.size) throw new Error("contacts could not be resolved");
+  return resolved;
+}
+
+async function matchOrCreate(
+  db: Sql,
+  accountId: string,
+  facts: readonly ContactFacts[],
+): Promise<Map<string, string>> {
+  const incoming = JSON.stringify(
+    facts.map((f) => ({
+      kind: f.key.kind,
+      key: f.key.key,
+      email: f.email,
+      phone: f.phone,
+      name: f.name,
+      new_id: randomUUID(),
+    })),
+  );
+  const found = await rows<{ kind: string; key: string; id: string }>(
+    db,
+    sql`
+      with incoming as (
+        select * from jsonb_to_recordset(${incoming}::jsonb)
+          as f(kind text, key text, email text, phone text, name text, new_id uuid)
+      ), matched as (
+        select distinct on (i.kind, i.key) i.kind, i.key, c.id, i.phone, i.name
+        from incoming i
+        join contacts c on c.account_id = ${accountId}
+          and ((i.kind = 'email' and c.email = i.key) or (i.kind = 'phone' and c.email is null and c.phone = i.key))
+        order by i.kind, i.key, c.created_at, c.id
+      ), filled as (
+        update contacts c
+        set phone = coalesce(c.phone, m.phone), name = coalesce(c.name, m.name), updated_at = now()
+        from matched m
+        where c.account_id = ${accountId} and c.id = m.id
+          and ((c.phone is null and m.phone is not null) or (c.name is null and m.name is not null))
+        returning c.id
+      ), created as (
+        insert into contacts (account_id, id, email, phone, name)
+        select ${accountId}, i.new_id, i.email, i.phone, i.name
+        from incoming i
+        where not exists (select 1 from matched m where m.kind = i.kind and m.key = i.key)
+        on conflict (account_id, email) where email is not null do nothing
+        returning id, email, phone
+      )
+      select kind, key, id from matched
+      union all
+      select case when email is not null then 'email' else 'phone' end, coalesce(email, phone), id from created`,
+  );
+  return new Map(found.map((r) => [`${r.kind}:${r.key}`, r.id]));
+}
+
+/** The contact of one identity, created when new. */
+export async function findOrCreateContact(db: Sql, accountId: string, facts: ContactFacts): Promise<string> {
+  const resolved = await resolveContacts(db, accountId, { facts: [facts] });
+  const id = resolved.get(identityOf(facts));
+  if (!id) throw new Error("contact could not be resolved");
+  return id;
+}

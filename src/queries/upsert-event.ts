@@ -1,0 +1,130 @@
+import { sql } from "drizzle-orm";
+import { rows, type Sql } from "../db/client.ts";
+
+/** An event as stored, in the API's field names (the columns). */
+export interface EventRecord {
+  id: string;
+  contact_id: string | null;
+  event_type: string;
+  event_subtype: string | null;
+  event_datetime: string;
+  contact_email: string | null;
+  contact_name: string | null;
+  contact_phone: string | null;
+  value: number | null;
+  amount: number | null;
+  currency: string | null;
+  product_key: string | null;
+  product_name: string | null;
+  assigned_user_name: string | null;
+  is_paid: boolean | null;
+  payment_status: string | null;
+  booking_date: string | null;
+  booking_time: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  utm_content: string | null;
+  utm_term: string | null;
+  utm_campaign_id: string | null;
+  utm_adset_id: string | null;
+  utm_ad_id: string | null;
+  campaign_name: string | null;
+  calendar_name: string | null;
+  meta_ad_id: string | null;
+  is_baseline: boolean;
+  cancelled_at: string | null;
+  origin: string;
+  payload_hash: string;
+  utm_enriched: boolean;
+  resolution: "exact" | "by_name" | "unresolved";
+  resolved_platform: string | null;
+  resolved_ad_id: string | null;
+}
+
+/** Payload hashes of the events among `ids` the account already has. */
+export async function eventHashes(db: Sql, accountId: string, params: { ids: readonly string[] }) {
+  const found = await rows<{ id: string; payload_hash: string | null }>(
+    db,
+    sql`
+      select id, payload_hash from events
+      where account_id = ${accountId}
+        and id in (select jsonb_array_elements_text(${JSON.stringify(params.ids)}::jsonb))`,
+  );
+  return new Map(found.map((r) => [r.id, r.payload_hash]));
+}
+
+/**
+ * The received columns, with their SQL types (the record set of one batch). On a replay all of them
+ * are replaced; the sale-counting columns are left to the recount that follows.
+ */
+export const EVENT_COLUMNS: readonly (readonly [string, string])[] = [
+  ["id", "text"],
+  ["contact_id", "uuid"],
+  ["event_type", "text"],
+  ["event_subtype", "text"],
+  ["event_datetime", "timestamptz"],
+  ["contact_email", "text"],
+  ["contact_name", "text"],
+  ["contact_phone", "text"],
+  ["value", "numeric"],
+  ["amount", "numeric"],
+  ["currency", "text"],
+  ["product_key", "text"],
+  ["product_name", "text"],
+  ["assigned_user_name", "text"],
+  ["is_paid", "boolean"],
+  ["payment_status", "text"],
+  ["booking_date", "date"],
+  ["booking_time", "text"],
+  ["utm_source", "text"],
+  ["utm_medium", "text"],
+  ["utm_campaign", "text"],
+  ["utm_content", "text"],
+  ["utm_term", "text"],
+  ["utm_campaign_id", "text"],
+  ["utm_adset_id", "text"],
+  ["utm_ad_id", "text"],
+  ["campaign_name", "text"],
+  ["calendar_name", "text"],
+  ["meta_ad_id", "text"],
+  ["is_baseline", "boolean"],
+  ["cancelled_at", "timestamptz"],
+  ["origin", "text"],
+  ["payload_hash", "text"],
+  ["utm_enriched", "boolean"],
+  ["resolution", "text"],
+  ["resolved_platform", "text"],
+  ["resolved_ad_id", "text"],
+];
+const names = EVENT_COLUMNS.map(([name]) => name).join(", ");
+const recordType = EVENT_COLUMNS.map(([name, type]) => `${name} ${type}`).join(", ");
+const replaced = EVENT_COLUMNS.filter(([name]) => name !== "id")
+  .map(([name]) => `${name} = excluded.${name}`)
+  .join(", ");
+
+/**
+ * Inserts the events, or replaces those whose content changed, in one statement (the batch travels
+ * as one JSON parameter); ids must be unique in the batch. Answers what happened to each id
+ * ('inserted' | 'updated'; absent = unchanged).
+ */
+export async function upsertEvents(
+  db: Sql,
+  accountId: string,
+  params: { events: readonly EventRecord[] },
+): Promise<Map<string, "inserted" | "updated">> {
+  const outcomes = new Map<string, "inserted" | "updated">();
+  if (params.events.length === 0) return outcomes;
+  const written = await rows<{ id: string; inserted: boolean }>(
+    db,
+    sql`
+      insert into events (account_id, ${sql.raw(names)})
+      select ${accountId}, ${sql.raw(names)}
+      from jsonb_to_recordset(${JSON.stringify(params.events)}::jsonb) as e(${sql.raw(recordType)})
+      on conflict (account_id, id) do update set ${sql.raw(replaced)}, updated_at = now()
+      where events.payload_hash is distinct from excluded.payload_hash
+      returning id, (xmax = 0) as inserted`,
+  );
+  for (const w of written) outcomes.set(w.id, w.inserted ? "inserted" : "updated");
+  return outcomes;
+}

@@ -1,0 +1,48 @@
+import { z } from "zod";
+import { replaceGoals } from "../queries/replace-goals.ts";
+import { defineRoute } from "./route-def.ts";
+
+const goalSchema = z.object({
+  metric_key: z.string().trim().min(1).max(100),
+  target_value: z.number().finite(),
+});
+
+/** The first day (YYYY-MM-01) of the month `now` falls in, in the account's timezone. */
+export function monthStart(now: Date, timezone: string): string {
+  const parts = new Intl.DateTimeFormat("en-CA", { timeZone: timezone, year: "numeric", month: "2-digit" })
+    .formatToParts(now)
+    .reduce<Record<string, string>>((acc, p) => {
+      acc[p.type] = p.value;
+      return acc;
+    }, {});
+  return `${parts.year}-${parts.month}-01`;
+}
+
+export const goalRoutes = [
+  defineRoute({
+    methods: ["PUT", "POST"],
+    path: "/goals",
+    scope: "write:goals",
+    input: z.object({
+      goals: z.array(goalSchema).superRefine((goals, ctx) => {
+        const seen = new Set<string>();
+        goals.forEach((g, i) => {
+          if (seen.has(g.metric_key)) {
+            ctx.addIssue({ code: "custom", path: [i, "metric_key"], message: `duplicate ${g.metric_key}` });
+          }
+          seen.add(g.metric_key);
+        });
+      }),
+    }),
+    required: { field: "goals", error: "missing goals object" },
+    description:
+      "Replaces the KPI goals of the current month (in the account's timezone): `goals` is an array of { metric_key, target_value }.",
+    handler: async ({ tx, tenant, input, now }) => {
+      await replaceGoals(tx, tenant.accountId, {
+        period: monthStart(now, tenant.timezone),
+        goals: input.goals,
+      });
+      return { success: true };
+    },
+  }),
+];

@@ -1,0 +1,48 @@
+import type { z } from "zod";
+import type { Scope } from "../auth/scopes.ts";
+import type { Sql } from "../db/client.ts";
+
+export const API_PREFIX = "/api/v1";
+
+export type HttpMethod = "GET" | "PUT" | "POST";
+
+/** The account a request acts for, as resolved from its key. */
+export interface Tenant {
+  accountId: string;
+  plan: "free" | "pro" | "business";
+  timezone: string;
+  currency: string;
+}
+
+export interface HandlerContext<I> {
+  /** A transaction already scoped to the tenant (request role, RLS). */
+  tx: Sql;
+  tenant: Tenant;
+  input: I;
+  now: Date;
+}
+
+/**
+ * One declarative object per endpoint: the router, the index, and later the OpenAPI document,
+ * the /tools manifest and the MCP tools are all generated from these.
+ */
+export interface RouteDef<S extends z.ZodType = z.ZodType> {
+  methods: readonly HttpMethod[];
+  /** Relative to the API base, e.g. "/icp/criteria". */
+  path: string;
+  scope: Scope;
+  /** Query parameters for GET, JSON body for PUT/POST. */
+  input: S;
+  /** A body member whose absence answers the spec's own message instead of a generic one. */
+  required?: { field: string; error: string };
+  /** Tool text: what the route does, for humans and agents. */
+  description: string;
+  /** Field-name fragments stripped on top of the spec's list (finance/pnl). */
+  redactFragments?: readonly string[];
+  handler(ctx: HandlerContext<z.output<S>>): Promise<unknown>;
+}
+
+/** Keeps each route's handler typed by its own schema while the registry holds them together. */
+export function defineRoute<S extends z.ZodType>(def: RouteDef<S>): RouteDef {
+  return def as unknown as RouteDef;
+}

@@ -1,0 +1,148 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import pino from "pino";
+import { createAccount, setPlan } from "../../src/admin/accounts.ts";
+import { createKey, revokeKey } from "../../src/admin/keys.ts";
+import { buildApp } from "../../src/app.ts";
+import type { KeyStore } from "../../src/auth/key-store.ts";
+import type { GrantedScope } from "../../src/auth/scopes.ts";
+import { createSecretBox, type SecretBox } from "../../src/crypto/secret-box.ts";
+import { type Database, openEmbedded, openPostgres } from "../../src/db/client.ts";
+import { type AuditSink, createAuditWriter } from "../../src/http/audit.ts";
+import { type CounterStore, createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
+import { keyStoreFor } from "../../src/main.ts";
+import { routes as defaultRoutes } from "../../src/routes/index.ts";
+import type { RouteDef } from "../../src/routes/route-def.ts";
+
+export const silentLogger = pino({ level: "silent" });
+
+export const backend = process.env.DATABASE_URL ? "postgres" : "embedded";
+
+/**
+ * One migrated database per test file: an in-memory PGlite, or, with DATABASE_URL, a fresh
+ * database on that server, dropped afterwards so runs never see each other's rows.
+ */
+export async function openTestDatabase(): Promise<Database & { url: string | null }> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) {
+    const db = await openEmbedded(null);
+    await db.migrate();
+    return Object.assign(db, { url: null });
+  }
+  const name = `ascribe_test_${process.pid}_${randomUUID().slice(0, 8)}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database "${name}"`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const db = await openPostgres(url.toString(), 5_000);
+  await db.migrate();
+  const closePool = db.close;
+  return Object.assign(db, {
+    url: url.toString(),
+    async close() {
+      await closePool();
+      const dropper = new pg.Client({ connectionString: serverUrl });
+      await dropper.connect();
+      await dropper.query(`drop database if exists "${name}" with (force)`);
+      await dropper.end();
+    },
+  });
+}
+
+/** A fixed keyring for tests: sealed values are reproducible across a test file's apps. */
+export const testSecrets = createSecretBox([{ id: "test", key: Buffer.alloc(32, 9) }]);
+
+export interface TestAppOptions {
+  secrets?: SecretBox;
+  keys?: KeyStore;
+  counters?: CounterStore;
+  routes?: readonly RouteDef[];
+  clock?: () => Date;
+  audit?: AuditSink;
+}
+
+export async function createTestApp(db: Database, options: TestAppOptions = {}) {
+  const audit = options.audit ?? createAuditWriter(db, silentLogger, { intervalMs: 50 });
+  const app = await buildApp({
+    db,
+    secrets: options.secrets ?? testSecrets,
+    keys: options.keys ?? keyStoreFor(db),
+    counters: options.counters ?? createMemoryCounterStore(),
+    audit,
+    logger: silentLogger,
+    routes: options.routes ?? defaultRoutes,
+    siteUrl: () => "http://localhost:3000",
+    clock: options.clock,
+  });
+  await app.ready();
+  return Object.assign(app, { audit });
+}
+
+export interface SeededAccount {
+  accountId: string;
+  owner: string;
+  clientKey: string;
+  /** A new key of this account (created by its owner). */
+  key(
+    scopes?: GrantedScope[],
+    options?: { expires?: "never" | "90d" | "1y"; createdAt?: Date },
+  ): Promise<string>;
+  revoke(key: string): Promise<void>;
+  /** Keys are refused on the free plan: a free account's key was made before a downgrade. */
+  setPlan(plan: "free" | "pro" | "business"): Promise<void>;
+}
+
+let accountCounter = 0;
+
+/** A fresh account with an owner; each test makes its own so tests never share state. */
+export async function seedAccount(
+  db: Database,
+  options: { timezone?: string; name?: string; owner?: string } = {},
+): Promise<SeededAccount> {
+  accountCounter += 1;
+  const owner = options.owner ?? `owner${accountCounter}.${randomUUID().slice(0, 6)}@example.com`;
+  const account = await createAccount(db, {
+    name: options.name ?? `Account ${accountCounter}`,
+    plan: "pro",
+    timezone: options.timezone ?? "UTC",
+    owner,
+  });
+  const seeded: SeededAccount = {
+    accountId: account.id,
+    owner,
+    clientKey: account.client_key,
+    async key(scopes = ["*"], keyOptions = {}) {
+      const created = await createKey(
+        db,
+        { account: account.id, as: owner, name: "test", scopes, expires: keyOptions.expires ?? "never" },
+        keyOptions.createdAt ?? new Date(),
+      );
+      return created.key;
+    },
+    async setPlan(plan) {
+      await setPlan(db, { account: account.id, plan });
+    },
+    async revoke(key: string) {
+      await revokeKey(db, { account: account.id, as: owner, key: key.slice(12, 20) });
+    },
+  };
+  return seeded;
+}
+
+export function bearer(key: string): Record<string, string> {
+  return { authorization: `Bearer ${key}` };
+}
+
+/** A body good enough to pass validation for each write route (the security suite needs 2xx). */
+export function sampleBody(path: string): Record<string, unknown> {
+  switch (path) {
+    case "/icp":
+      return { icp: { industries: ["coaching"] } };
+    case "/goals":
+      return { goals: [{ metric_key: "leads", target_value: 10 }] };
+    default:
+      return {};
+  }
+}

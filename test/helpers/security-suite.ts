@@ -1,0 +1,150 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { READ_SCOPES, type Scope, WRITE_SCOPES } from "../../src/auth/scopes.ts";
+import type { Database } from "../../src/db/client.ts";
+import { API_PREFIX, type RouteDef } from "../../src/routes/route-def.ts";
+import {
+  bearer,
+  createTestApp,
+  openTestDatabase,
+  type SeededAccount,
+  sampleBody,
+  seedAccount,
+} from "./harness.ts";
+
+type App = Awaited<ReturnType<typeof createTestApp>>;
+
+/** A scope other than `required`, so a key holding only it must get 403. */
+function otherScope(required: Scope): Scope {
+  const all: readonly Scope[] = [...READ_SCOPES, ...WRITE_SCOPES];
+  const other = all.find((s) => s !== required);
+  if (!other) throw new Error("no other scope");
+  return other;
+}
+
+function assertCommonHeaders(headers: Record<string, unknown>, where: string) {
+  assert.equal(headers["cache-control"], "private, no-store", `${where}: Cache-Control`);
+  assert.equal(headers["x-ratelimit-limit"], "600", `${where}: X-RateLimit-Limit`);
+  assert.match(String(headers["x-ratelimit-remaining"]), /^\d+$/, `${where}: X-RateLimit-Remaining`);
+}
+
+/**
+ * The shared security suite: every registered route, every method, against no key, malformed,
+ * unknown, revoked and expired keys, a key without the route's scope, a `*` key, the route's own
+ * scope, and the free plan. Later routes get it by being in the registry.
+ */
+export function securitySuite(routes: readonly RouteDef[]) {
+  describe("security suite over every registered route", () => {
+    let db: Database;
+    let app: App;
+    let account: SeededAccount;
+    let freeAccount: SeededAccount;
+    let star: string;
+    let revoked: string;
+    let expired: string;
+    let freeKey: string;
+
+    before(async () => {
+      db = await openTestDatabase();
+      app = await createTestApp(db);
+      account = await seedAccount(db);
+      star = await account.key(["*"]);
+      revoked = await account.key(["*"]);
+      await account.revoke(revoked);
+      // Created two years ago with a 90-day expiry: expired long since.
+      expired = await account.key(["*"], {
+        expires: "90d",
+        createdAt: new Date(Date.now() - 730 * 86_400_000),
+      });
+      freeAccount = await seedAccount(db);
+      freeKey = await freeAccount.key(["*"]);
+      await freeAccount.setPlan("free");
+    });
+    after(async () => {
+      await app.close();
+      await app.audit.close();
+      await db.close();
+    });
+
+    test("the registry is not empty", () => assert.ok(routes.length > 0));
+
+    // Each route gets its own client address so the failed-auth throttle (per IP) of one check
+    // never answers for another.
+    let clients = 0;
+    for (const route of routes) {
+      for (const method of route.methods) {
+        clients += 1;
+        const remoteAddress = `10.0.${Math.floor(clients / 250)}.${clients % 250}`;
+        const url = API_PREFIX + route.path;
+        const name = `${method} ${route.path}`;
+        const send = (headers: Record<string, string>) =>
+          app.inject({
+            method,
+            url,
+            remoteAddress,
+            headers: method === "GET" ? headers : { ...headers, "content-type": "application/json" },
+            payload: method === "GET" ? undefined : JSON.stringify(sampleBody(route.path)),
+          });
+
+        test(`${name}: no key → 401`, async () => {
+          const res = await send({});
+          assert.equal(res.statusCode, 401);
+          assert.deepEqual(res.json(), { error: "invalid_or_missing_api_key" });
+          assertCommonHeaders(res.headers, name);
+        });
+
+        test(`${name}: malformed keys → 401`, async () => {
+          for (const bad of [
+            "junk",
+            "svc_sk_live_short",
+            `svc_sk_test_${"a".repeat(32)}`,
+            `svc_sk_live_${"!".repeat(32)}`,
+          ]) {
+            const res = await send(bearer(bad));
+            assert.equal(res.statusCode, 401, bad);
+            assert.deepEqual(res.json(), { error: "invalid_or_missing_api_key" });
+          }
+          const basic = await send({ authorization: `Basic ${star}` });
+          assert.equal(basic.statusCode, 401, "a non-Bearer scheme");
+        });
+
+        test(`${name}: unknown, revoked and expired keys → 401`, async () => {
+          for (const key of [`svc_sk_live_${"A".repeat(32)}`, revoked, expired]) {
+            const res = await send(bearer(key));
+            assert.equal(res.statusCode, 401);
+            assert.deepEqual(res.json(), { error: "invalid_or_missing_api_key" });
+            assertCommonHeaders(res.headers, name);
+          }
+        });
+
+        test(`${name}: a key without ${route.scope} → 403 naming it`, async () => {
+          const key = await account.key([otherScope(route.scope)]);
+          const res = await send(bearer(key));
+          assert.equal(res.statusCode, 403);
+          assert.deepEqual(res.json(), { error: "insufficient_scope", required: route.scope });
+          assertCommonHeaders(res.headers, name);
+        });
+
+        test(`${name}: its own scope and * are accepted`, async () => {
+          for (const key of [await account.key([route.scope]), star]) {
+            const res = await send(bearer(key));
+            assert.equal(res.statusCode, 200, res.body);
+            assert.ok("data" in res.json(), "enveloped in data");
+            assertCommonHeaders(res.headers, name);
+          }
+        });
+
+        test(`${name}: free plan → 403 plan_free_no_api`, async () => {
+          const res = await send(bearer(freeKey));
+          assert.equal(res.statusCode, 403);
+          assert.deepEqual(res.json(), { error: "plan_free_no_api" });
+        });
+
+        test(`${name}: the key in the query string is refused`, async () => {
+          const res = await app.inject({ method, url: `${url}?api_key=${star}&key=${star}`, remoteAddress });
+          assert.equal(res.statusCode, 401);
+        });
+      }
+    }
+  });
+}
