@@ -283,6 +283,9 @@ export function buildCli(): Command {
     .requiredOption("--as <email>")
     .argument("<id-or-prefix>")
     .addOption(jsonOption())
+    // A key prefix is base64url and may begin with "-" (one key in 32): it must reach us as the
+    // argument, not be refused as an unknown option.
+    .allowUnknownOption()
     .action(async (key: string, o: { account: string; as: string; json?: boolean }) => {
       const r = await runAdmin(loadConfig(), "keys.revoke", { ...o, key });
       print(
