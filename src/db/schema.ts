@@ -284,6 +284,11 @@ export const events = pgTable(
     dropReason: text("drop_reason"),
     groupKey: text("group_key"),
     contactSeq: integer("contact_seq"),
+    // On a purchase's opening event only (group_key = id): its revenue (paid amounts of the group
+    // under the rule), refunds and disputes — so reports read one row per purchase.
+    groupRevenue: money("group_revenue"),
+    groupRefunds: money("group_refunds"),
+    groupDisputes: money("group_disputes"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -135,3 +135,76 @@ test("recomputing one contact leaves the others as they are", async () => {
     ],
   );
 });
+
+test("a purchase's revenue, refunds and disputes are stored on its opening event only", async () => {
+  const account = await seedAccount(db);
+  const a = account.accountId;
+  await seedEvents(
+    a,
+    ["ann@example.com", "bob@example.com"],
+    [
+      { id: "s1", contact: "ann@example.com", type: "sale", at: "2026-01-01T10:00:00Z", amount: 500 },
+      {
+        id: "s2",
+        contact: "ann@example.com",
+        type: "payment",
+        at: "2026-01-10T10:00:00Z",
+        amount: 250.5,
+        status: "paid",
+      },
+      {
+        id: "s3",
+        contact: "ann@example.com",
+        type: "payment",
+        at: "2026-01-15T10:00:00Z",
+        amount: 99,
+        status: "pending",
+      },
+      {
+        id: "s4",
+        contact: "ann@example.com",
+        type: "payment",
+        at: "2026-02-20T10:00:00Z",
+        amount: -120,
+        status: "refunded",
+      },
+      {
+        id: "s5",
+        contact: "ann@example.com",
+        type: "payment",
+        at: "2026-02-21T10:00:00Z",
+        amount: 80,
+        status: "disputed",
+      },
+      {
+        id: "t1",
+        contact: "bob@example.com",
+        type: "sale",
+        at: "2026-01-02T10:00:00Z",
+        amount: 300,
+        baseline: true,
+      },
+    ],
+  );
+  await db.tenant(a, (tx) => recomputeSaleCounts(tx, a));
+  const totals = await db.admin(a, (tx) =>
+    rows<{
+      id: string;
+      group_revenue: number | null;
+      group_refunds: number | null;
+      group_disputes: number | null;
+    }>(
+      tx,
+      sql`select id, group_revenue::float8 as group_revenue, group_refunds::float8 as group_refunds,
+        group_disputes::float8 as group_disputes from events where account_id = ${a} order by id`,
+    ),
+  );
+  assert.deepEqual(totals, [
+    { id: "s1", group_revenue: 750.5, group_refunds: 120, group_disputes: 80 },
+    { id: "s2", group_revenue: null, group_refunds: null, group_disputes: null },
+    { id: "s3", group_revenue: null, group_refunds: null, group_disputes: null },
+    { id: "s4", group_revenue: null, group_refunds: null, group_disputes: null },
+    { id: "s5", group_revenue: null, group_refunds: null, group_disputes: null },
+    { id: "t1", group_revenue: 300, group_refunds: 0, group_disputes: 0 },
+  ]);
+});
