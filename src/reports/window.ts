@@ -1,0 +1,124 @@
+import { z } from "zod";
+import type { Tenant } from "../routes/route-def.ts";
+
+/**
+ * Report parameters shared by the read routes (DESIGN §6, docs/metrics.md "Windows and paging"):
+ * `from`/`to` are inclusive calendar dates in the account's timezone, defaulting to the 30 days
+ * ending today; `limit` above its maximum is clamped, below 1 or not an integer is refused.
+ */
+
+const DAY_MS = 86_400_000;
+export const DEFAULT_WINDOW_DAYS = 30;
+
+function isCalendarDate(value: string): boolean {
+  const parsed = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === value;
+}
+
+export const dateParam = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be a date YYYY-MM-DD", abort: true })
+  .refine(isCalendarDate, "is not a calendar date");
+
+/** `from`/`to` plus a route's own parameters; `from` after `to` is refused. */
+export function windowQuery<T extends z.ZodRawShape>(extra: T) {
+  return z
+    .object({ from: dateParam.optional(), to: dateParam.optional(), ...extra })
+    .refine((q) => !(q.from && q.to && q.from > q.to), {
+      message: "must not be after to",
+      path: ["from"],
+    });
+}
+
+/** An integer query parameter: absent → `fallback`; above `max` → `max`; below `min` or not an integer → 400. */
+export function intParam(fallback: number, options: { min: number; max?: number }) {
+  return z
+    .string()
+    .regex(/^-?\d+$/, { message: "must be an integer", abort: true })
+    .transform(Number)
+    .refine((n) => n >= options.min, `must be at least ${options.min}`)
+    .transform((n) => (options.max === undefined ? n : Math.min(n, options.max)))
+    .optional()
+    .transform((n) => n ?? fallback);
+}
+
+export const limitParam = (fallback: number, max: number) => intParam(fallback, { min: 1, max });
+export const offsetParam = () => intParam(0, { min: 0 });
+
+export interface ReportWindow {
+  /** Inclusive first day, YYYY-MM-DD, in the account's timezone. */
+  from: string;
+  /** Inclusive last day. */
+  to: string;
+  timezone: string;
+  /** The instant `from` begins in the account's timezone. */
+  start: Date;
+  /** The instant the day after `to` begins (exclusive bound). */
+  end: Date;
+  days: number;
+}
+
+/** Today's calendar date in a timezone. */
+export function dateIn(timezone: string, at: Date): string {
+  return new Intl.DateTimeFormat("en-CA", {
+    timeZone: timezone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+  }).format(at);
+}
+
+export function addDays(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** Minutes the timezone is ahead of UTC at an instant. */
+function offsetMinutes(timezone: string, at: number): number {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone: timezone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  }).formatToParts(at);
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  const asUtc = Date.UTC(
+    get("year"),
+    get("month") - 1,
+    get("day"),
+    get("hour"),
+    get("minute"),
+    get("second"),
+  );
+  return Math.round((asUtc - Math.floor(at / 1000) * 1000) / 60_000);
+}
+
+/** The instant a calendar day begins in a timezone (DST-safe: the offset is re-read at the result). */
+export function startOfDay(day: string, timezone: string): Date {
+  const utcMidnight = Date.parse(`${day}T00:00:00Z`);
+  let guess = utcMidnight - offsetMinutes(timezone, utcMidnight) * 60_000;
+  guess = utcMidnight - offsetMinutes(timezone, guess) * 60_000;
+  return new Date(guess);
+}
+
+export function reportWindow(
+  query: { from?: string; to?: string },
+  tenant: Pick<Tenant, "timezone">,
+  now: Date,
+  defaultDays = DEFAULT_WINDOW_DAYS,
+): ReportWindow {
+  const today = dateIn(tenant.timezone, now);
+  const to = query.to ?? (query.from && query.from > today ? query.from : today);
+  const from = query.from ?? addDays(to, -(defaultDays - 1));
+  return {
+    from,
+    to,
+    timezone: tenant.timezone,
+    start: startOfDay(from, tenant.timezone),
+    end: startOfDay(addDays(to, 1), tenant.timezone),
+    days: Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1,
+  };
+}
