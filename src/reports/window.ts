@@ -20,11 +20,13 @@ export const dateParam = z
   .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be a date YYYY-MM-DD", abort: true })
   .refine(isCalendarDate, "is not a calendar date");
 
+const validOrder = (q: { from?: string; to?: string }) => !(q.from && q.to && q.from > q.to);
+
 /** `from`/`to` plus a route's own parameters; `from` after `to` is refused. */
 export function windowQuery<T extends z.ZodRawShape>(extra: T) {
   return z
     .object({ from: dateParam.optional(), to: dateParam.optional(), ...extra })
-    .refine((q) => !(q.from && q.to && q.from > q.to), {
+    .refine((q) => validOrder(q as unknown as { from?: string; to?: string }), {
       message: "must not be after to",
       path: ["from"],
     });
@@ -51,10 +53,10 @@ export interface ReportWindow {
   /** Inclusive last day. */
   to: string;
   timezone: string;
-  /** The instant `from` begins in the account's timezone. */
-  start: Date;
-  /** The instant the day after `to` begins (exclusive bound). */
-  end: Date;
+  /** The instant `from` begins in the account's timezone, ISO 8601 (bind with `::timestamptz`). */
+  start: string;
+  /** The instant the day after `to` begins (exclusive bound), ISO 8601. */
+  end: string;
   days: number;
 }
 
@@ -117,8 +119,8 @@ export function reportWindow(
     from,
     to,
     timezone: tenant.timezone,
-    start: startOfDay(from, tenant.timezone),
-    end: startOfDay(addDays(to, 1), tenant.timezone),
+    start: startOfDay(from, tenant.timezone).toISOString(),
+    end: startOfDay(addDays(to, 1), tenant.timezone).toISOString(),
     days: Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1,
   };
 }

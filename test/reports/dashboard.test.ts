@@ -1,0 +1,225 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { Database } from "../../src/db/client.ts";
+import { bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+import { type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
+
+let db: Database;
+let app: Awaited<ReturnType<typeof createTestApp>>;
+const now = new Date("2026-03-31T12:00:00Z");
+
+before(async () => {
+  db = await openTestDatabase();
+  app = await createTestApp(db, { clock: () => now });
+});
+after(async () => {
+  await app.close();
+  await app.audit.close();
+  await db.close();
+});
+
+async function get(key: string, url: string) {
+  const r = await app.inject({ method: "GET", url: `/api/v1${url}`, headers: bearer(key) });
+  return { status: r.statusCode, body: r.json() };
+}
+
+const at = (day: string, time = "10:00:00") => `${day}T${time}Z`;
+
+/** March 2026 in a UTC account; figures below are worked out by hand from these records. */
+const march: Fixture = {
+  spend: [
+    {
+      platform: "meta",
+      ad_id: "A1",
+      ad_name: "Ad One",
+      campaign_id: "C1",
+      campaign_name: "Camp",
+      date: "2026-03-05",
+      total_spend: 100,
+    },
+    {
+      platform: "meta",
+      ad_id: "A1",
+      ad_name: "Ad One",
+      campaign_id: "C1",
+      campaign_name: "Camp",
+      date: "2026-03-06",
+      total_spend: 50,
+    },
+    { platform: "google", ad_id: "A2", ad_name: "Ad Two", date: "2026-02-20", total_spend: 999 },
+    { platform: "google", ad_id: "A2", ad_name: "Ad Two", date: "2026-03-10", total_spend: 30 },
+  ],
+  events: [
+    {
+      id: "l1",
+      event_type: "lead",
+      event_datetime: at("2026-03-02"),
+      contact_email: "ann@x.test",
+      utm_ad_id: "A1",
+    },
+    { id: "l2", event_type: "lead", event_datetime: at("2026-03-03"), contact_email: "bob@x.test" },
+    { id: "l3", event_type: "lead", event_datetime: at("2026-02-27"), contact_email: "cat@x.test" },
+    {
+      id: "a1",
+      event_type: "application",
+      event_subtype: "qualified",
+      event_datetime: at("2026-03-04"),
+      contact_email: "ann@x.test",
+    },
+    {
+      id: "b1",
+      event_type: "booking",
+      event_datetime: at("2026-03-05"),
+      contact_email: "ann@x.test",
+      booking_date: "2026-03-10",
+      booking_time: "10:00",
+    },
+    {
+      id: "b2",
+      event_type: "booking",
+      event_datetime: at("2026-03-06"),
+      contact_email: "bob@x.test",
+      booking_date: "2026-04-02",
+    },
+    {
+      id: "b3",
+      event_type: "booking",
+      event_datetime: at("2026-02-25"),
+      contact_email: "cat@x.test",
+      booking_date: "2026-03-03",
+    },
+    {
+      id: "b4",
+      event_type: "booking",
+      event_datetime: at("2026-03-20"),
+      contact_email: "dan@x.test",
+      booking_date: "2026-03-31",
+      booking_time: "15:00",
+    },
+    {
+      id: "b5",
+      event_type: "booking",
+      event_datetime: at("2026-03-07"),
+      contact_email: "eve@x.test",
+      booking_date: "2026-03-12",
+      cancelled_at: at("2026-03-08"),
+    },
+    { id: "n1", event_type: "no_show", event_datetime: at("2026-03-03"), contact_email: "cat@x.test" },
+    {
+      id: "s1",
+      event_type: "sale",
+      event_datetime: at("2026-03-11"),
+      contact_email: "ann@x.test",
+      amount: 1000,
+      product_key: "coaching",
+    },
+    {
+      id: "p1",
+      event_type: "payment",
+      event_datetime: at("2026-03-20"),
+      contact_email: "ann@x.test",
+      amount: 500,
+      payment_status: "paid",
+      product_key: "coaching",
+    },
+    {
+      id: "r1",
+      event_type: "payment",
+      event_datetime: at("2026-03-25"),
+      contact_email: "ann@x.test",
+      amount: 200,
+      payment_status: "refunded",
+      product_key: "coaching",
+    },
+    {
+      id: "s2",
+      event_type: "sale",
+      event_datetime: at("2026-03-15"),
+      contact_email: "bob@x.test",
+      amount: 300,
+      is_baseline: true,
+    },
+    {
+      id: "s3",
+      event_type: "sale",
+      event_datetime: at("2026-02-10"),
+      contact_email: "cat@x.test",
+      amount: 700,
+    },
+  ],
+};
+
+describe("GET /dashboard/kpis", () => {
+  test("every KPI of March, worked out by hand", async () => {
+    const account = await seedAccount(db);
+    await loadFixture(db, account.accountId, march);
+    const key = await account.key(["read:dashboard"]);
+    const r = await get(key, "/dashboard/kpis?from=2026-03-01&to=2026-03-31");
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body, {
+      data: {
+        from: "2026-03-01",
+        to: "2026-03-31",
+        leads: 2,
+        applications: 1,
+        bookings: 4, // b1 b2 b4 b5 by event date; b3 was booked in February
+        meetings: 3, // b1 b3 b4 by booking date; b5 was cancelled, b2 is in April
+        shows: 1, // b1 and b3 are past, minus the no-show n1
+        no_shows: 1,
+        total_sales: 1, // s1; p1 is its installment, r1 its refund, s2 a baseline purchase
+        revenue: 1500,
+        ticket_moyen: 1500,
+        refund_amount: 200,
+        dispute_amount: 0,
+        net_revenue: 1300,
+        spend: 180,
+        spend_per_lead: 90,
+        spend_per_sale: 180,
+        roas: 8.3333,
+        show_rate: 0.5,
+        close_rate: 1,
+      },
+    });
+  });
+
+  test("an empty account: zeros, and null wherever the divisor is zero", async () => {
+    const account = await seedAccount(db);
+    const r = await get(await account.key(["read:dashboard"]), "/dashboard/kpis");
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.data, {
+      from: "2026-03-02",
+      to: "2026-03-31",
+      leads: 0,
+      applications: 0,
+      bookings: 0,
+      meetings: 0,
+      shows: 0,
+      no_shows: 0,
+      total_sales: 0,
+      revenue: 0,
+      ticket_moyen: null,
+      refund_amount: 0,
+      dispute_amount: 0,
+      net_revenue: 0,
+      spend: 0,
+      spend_per_lead: null,
+      spend_per_sale: null,
+      roas: null,
+      show_rate: null,
+      close_rate: null,
+    });
+  });
+
+  test("malformed dates and from after to: 400 naming the parameter", async () => {
+    const account = await seedAccount(db);
+    const key = await account.key(["read:dashboard"]);
+    assert.deepEqual(await get(key, "/dashboard/kpis?from=2026-3-1"), {
+      status: 400,
+      body: { error: "from: must be a date YYYY-MM-DD" },
+    });
+    assert.deepEqual(await get(key, "/dashboard/kpis?from=2026-03-02&to=2026-03-01"), {
+      status: 400,
+      body: { error: "from: must not be after to" },
+    });
+  });
+});
