@@ -31,6 +31,8 @@ const LIST_FIELDS = [
   "scopes",
 ].sort();
 const TIMEOUT = { timeout: 120_000 };
+// Every command spawns a process (seconds each on a loaded 2-core machine): a suite's budget is the sum.
+const SUITE_TIMEOUT = { timeout: 900_000 };
 
 interface CreatedAccount {
   id: string;
@@ -71,7 +73,7 @@ function assertRefused(r: CliResult, mentions?: RegExp): void {
   if (mentions) assert.match(message, mentions, show(r));
 }
 
-describe(`the CLI while ascribe serve runs (${backend} database)`, TIMEOUT, () => {
+describe(`the CLI while ascribe serve runs (${backend} database)`, SUITE_TIMEOUT, () => {
   let service: ServiceEnv | undefined;
   let server: ServeProcess | undefined;
   const env = () => {
@@ -128,7 +130,7 @@ describe(`the CLI while ascribe serve runs (${backend} database)`, TIMEOUT, () =
     assert.equal((await apiGet(base(), "/icp/criteria", server.demoKey)).status, 200);
   });
 
-  describe("accounts, members and keys", TIMEOUT, () => {
+  describe("accounts, members and keys", SUITE_TIMEOUT, () => {
     let account: CreatedAccount | undefined;
     let key: CreatedKey | undefined;
     let expiring: CreatedKey | undefined;
