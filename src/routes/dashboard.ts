@@ -1,3 +1,6 @@
+import { z } from "zod";
+import { BREAKDOWN_DIMENSIONS, dashboardBreakdown } from "../queries/dashboard-breakdown.ts";
+import { dashboardDaily } from "../queries/dashboard-daily.ts";
 import { dashboardKpis } from "../queries/dashboard-kpis.ts";
 import { reportWindow, windowQuery } from "../reports/window.ts";
 import { defineRoute } from "./route-def.ts";
@@ -9,8 +12,36 @@ export const dashboardRoutes = [
     scope: "read:dashboard",
     input: windowQuery({}),
     description:
-      "Headline KPIs over a window (from/to, default the last 30 days): leads, applications, bookings, meetings, shows, no-shows, sales, revenue, average ticket, refunds, disputes, net revenue, spend, spend per lead and per sale (cost per lead and per sale), ROAS, show and close rates.",
+      "Headline KPIs over a window (from/to, default the last 30 days): leads, applications, bookings, meetings, shows, no-shows, sales, revenue, average ticket, refunds, disputes, net revenue, spend, spend per lead and per sale, ROAS, show and close rates.",
     handler: ({ tx, tenant, input, now }) =>
       dashboardKpis(tx, tenant.accountId, { window: reportWindow(input, tenant, now), now }),
+  }),
+  defineRoute({
+    methods: ["GET"],
+    path: "/dashboard/daily",
+    scope: "read:dashboard",
+    input: windowQuery({}),
+    description:
+      "One row per day of the window (from/to, default the last 30 days), days without activity included: leads, applications, bookings, meetings, no-shows, sales, revenue, spend.",
+    handler: ({ tx, tenant, input, now }) =>
+      dashboardDaily(tx, tenant.accountId, { window: reportWindow(input, tenant, now) }),
+  }),
+  defineRoute({
+    methods: ["GET"],
+    path: "/dashboard/breakdowns",
+    scope: "read:dashboard",
+    input: windowQuery({
+      dim: z
+        .enum(BREAKDOWN_DIMENSIONS, { error: `must be one of ${BREAKDOWN_DIMENSIONS.join(", ")}` })
+        .default("source"),
+    }),
+    description:
+      "The dashboard's counts split by `dim` (source, the default; campaign; product; rep) over a window: leads, applications, bookings, shows, no-shows, sales, revenue per value.",
+    handler: ({ tx, tenant, input, now }) =>
+      dashboardBreakdown(tx, tenant.accountId, {
+        window: reportWindow(input, tenant, now),
+        dim: input.dim,
+        now,
+      }),
   }),
 ];

@@ -223,3 +223,163 @@ describe("GET /dashboard/kpis", () => {
     });
   });
 });
+
+describe("GET /dashboard/daily", () => {
+  test("one row per day, days without activity included, by hand", async () => {
+    const account = await seedAccount(db);
+    await loadFixture(db, account.accountId, march);
+    const r = await get(
+      await account.key(["read:dashboard"]),
+      "/dashboard/daily?from=2026-03-01&to=2026-03-05",
+    );
+    assert.equal(r.status, 200);
+    const zero = {
+      leads: 0,
+      applications: 0,
+      bookings: 0,
+      meetings: 0,
+      no_shows: 0,
+      sales: 0,
+      revenue: 0,
+      spend: 0,
+    };
+    assert.deepEqual(r.body.data, [
+      { report_date: "2026-03-01", ...zero },
+      { report_date: "2026-03-02", ...zero, leads: 1 },
+      // b3 was booked in February for 3 March: a meeting of the 3rd.
+      { report_date: "2026-03-03", ...zero, leads: 1, meetings: 1, no_shows: 1 },
+      { report_date: "2026-03-04", ...zero, applications: 1 },
+      { report_date: "2026-03-05", ...zero, bookings: 1, spend: 100 },
+    ]);
+  });
+
+  test("days are the account's: 23:30 UTC on 1 March is 2 March in Paris", async () => {
+    const account = await seedAccount(db, { timezone: "Europe/Paris" });
+    await loadFixture(db, account.accountId, {
+      events: [
+        { id: "late", event_type: "lead", event_datetime: "2026-03-01T23:30:00Z", contact_email: "z@x.test" },
+        {
+          id: "early",
+          event_type: "lead",
+          event_datetime: "2026-03-01T22:30:00Z",
+          contact_email: "y@x.test",
+        },
+      ],
+    });
+    const r = await get(
+      await account.key(["read:dashboard"]),
+      "/dashboard/daily?from=2026-03-01&to=2026-03-02",
+    );
+    assert.deepEqual(
+      r.body.data.map((d: { report_date: string; leads: number }) => [d.report_date, d.leads]),
+      [
+        ["2026-03-01", 1],
+        ["2026-03-02", 1],
+      ],
+    );
+  });
+});
+
+describe("GET /dashboard/breakdowns", () => {
+  const repsAndProducts: Fixture = {
+    events: [
+      {
+        id: "x1",
+        event_type: "lead",
+        event_datetime: at("2026-03-02"),
+        contact_email: "c1@x.test",
+        assigned_user_name: "Zoe",
+        utm_source: "facebook",
+      },
+      {
+        id: "x2",
+        event_type: "lead",
+        event_datetime: at("2026-03-03"),
+        contact_email: "c2@x.test",
+        assigned_user_name: "Zoe",
+        utm_source: "google",
+      },
+      {
+        id: "x3",
+        event_type: "booking",
+        event_datetime: at("2026-03-04"),
+        contact_email: "c3@x.test",
+        assigned_user_name: "Yan",
+        booking_date: "2026-03-10",
+      },
+      {
+        id: "x4",
+        event_type: "sale",
+        event_datetime: at("2026-03-12"),
+        contact_email: "c4@x.test",
+        assigned_user_name: "Yan",
+        amount: 400,
+        product_name: "Coaching",
+      },
+      {
+        id: "x5",
+        event_type: "sale",
+        event_datetime: at("2026-03-13"),
+        contact_email: "c5@x.test",
+        assigned_user_name: "Zoe",
+        amount: 100,
+        product_key: "ebook",
+      },
+    ],
+  };
+  const row = (dimension_key: string | null, figures: Partial<Record<string, number>>) => ({
+    dimension_key,
+    leads: 0,
+    applications: 0,
+    bookings: 0,
+    shows: 0,
+    no_shows: 0,
+    sales: 0,
+    revenue: 0,
+    ...figures,
+  });
+
+  test("by source (the default), rep and product, by hand; no value is the null row", async () => {
+    const account = await seedAccount(db);
+    await loadFixture(db, account.accountId, repsAndProducts);
+    const key = await account.key(["read:dashboard"]);
+    const window = "from=2026-03-01&to=2026-03-31";
+    assert.deepEqual((await get(key, `/dashboard/breakdowns?${window}`)).body.data, [
+      row(null, { bookings: 1, shows: 1, sales: 2, revenue: 500 }),
+      row("facebook", { leads: 1 }),
+      row("google", { leads: 1 }),
+    ]);
+    assert.deepEqual((await get(key, `/dashboard/breakdowns?${window}&dim=rep`)).body.data, [
+      row("Yan", { bookings: 1, shows: 1, sales: 1, revenue: 400 }),
+      row("Zoe", { leads: 2, sales: 1, revenue: 100 }),
+    ]);
+    assert.deepEqual((await get(key, `/dashboard/breakdowns?${window}&dim=product`)).body.data, [
+      row("Coaching", { sales: 1, revenue: 400 }),
+      row("ebook", { sales: 1, revenue: 100 }),
+      row(null, { leads: 2, bookings: 1, shows: 1 }),
+    ]);
+  });
+
+  test("by campaign: the resolved ad's campaign", async () => {
+    const account = await seedAccount(db);
+    await loadFixture(db, account.accountId, march);
+    const r = await get(
+      await account.key(["read:dashboard"]),
+      "/dashboard/breakdowns?from=2026-03-01&to=2026-03-31&dim=campaign",
+    );
+    assert.deepEqual(r.body.data, [
+      // l2 a1 b1 b2 b4 b5 n1 s1 carry no ad; b1 and b3 are past meetings, minus n1.
+      row(null, { leads: 1, applications: 1, bookings: 4, shows: 1, no_shows: 1, sales: 1, revenue: 1500 }),
+      row("Camp", { leads: 1 }),
+    ]);
+  });
+
+  test("any other dim → 400 listing the values", async () => {
+    const account = await seedAccount(db);
+    const r = await get(await account.key(["read:dashboard"]), "/dashboard/breakdowns?dim=country");
+    assert.deepEqual(r, {
+      status: 400,
+      body: { error: "dim: must be one of source, campaign, product, rep" },
+    });
+  });
+});
