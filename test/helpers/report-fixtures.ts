@@ -22,7 +22,9 @@ export async function loadFixture(db: Database, accountId: string, fixture: Fixt
         if (!result.success) throw new Error(`fixture ${name}[${i}]: ${result.error.message}`);
         return result.data;
       });
-      const written = await kind.write(tx, accountId, parsed, { secrets: testSecrets });
+      // As `ascribe import` does: a record named twice keeps its last version.
+      const latest = new Map(parsed.map((record) => [kind.identity(record), record]));
+      const written = await kind.write(tx, accountId, [...latest.values()], { secrets: testSecrets });
       adsChanged += written.adsChanged ?? 0;
     }
     if (adsChanged > 0) await reResolveAds(tx, accountId);
