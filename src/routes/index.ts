@@ -1,5 +1,7 @@
 import { adsRoutes } from "./ads.ts";
+import { attributionRoutes } from "./attribution.ts";
 import { dashboardRoutes } from "./dashboard.ts";
+import { eventsRoutes } from "./events.ts";
 import { goalRoutes } from "./goals.ts";
 import { icpRoutes } from "./icp.ts";
 import type { RouteDef } from "./route-def.ts";
@@ -10,4 +12,6 @@ export const routes: readonly RouteDef[] = [
   ...icpRoutes,
   ...goalRoutes,
   ...adsRoutes,
+  ...eventsRoutes,
+  ...attributionRoutes,
 ];

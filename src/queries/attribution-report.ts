@@ -1,0 +1,127 @@
+import { sql } from "drizzle-orm";
+import { adOfRecordColumns, lastAdTouchJoin } from "../attribution/ad-of-record.ts";
+import { rows, type Sql } from "../db/client.ts";
+import { ownedRows } from "../http/barrier.ts";
+import type { ReportWindow } from "../reports/window.ts";
+
+export interface AttributionReportRow {
+  account_id: string;
+  out_source: string;
+  out_campaign: string | null;
+  out_ad_id: string | null;
+  out_ad_name: string | null;
+  out_spend: number;
+  out_gross_revenue: number;
+  out_refund_amount: number;
+  out_dispute_amount: number;
+  out_net_revenue: number;
+  out_roi_gross: number | null;
+  out_roi_net: number | null;
+  out_touchpoints: number;
+}
+
+/**
+ * The attribution report (docs/metrics.md "Attribution"): one row per ad with spend, sales or
+ * touchpoints in the window — its source is the most frequent source (`utm.source`, else `channel`)
+ * of its web touchpoints in the window (ties: alphabetical), else its platform; its campaign the ad's campaign name — plus,
+ * for what no ad was credited, one row per source and campaign (`out_ad_id` null). Each counted sale
+ * of the window sits in exactly one row (its ad of record, else its own utm_source / utm_campaign),
+ * each spend row in its ad's row, each touchpoint of the window in one row: the report adds up to the
+ * dashboard's revenue, refunds, disputes and spend. Sorted by spend, then gross revenue, descending.
+ */
+export async function attributionReport(
+  db: Sql,
+  accountId: string,
+  params: { window: ReportWindow },
+): Promise<Omit<AttributionReportRow, "account_id">[]> {
+  const w = params.window;
+  const found = await rows<AttributionReportRow>(
+    db,
+    sql`
+    with c as (
+      select e.account_id, e.id, e.contact_id, e.event_datetime, e.resolved_platform, e.resolved_ad_id,
+             e.utm_source, e.utm_campaign, coalesce(e.group_revenue, 0) as revenue,
+             coalesce(e.group_refunds, 0) as refunds, coalesce(e.group_disputes, 0) as disputes
+      from events e
+      where e.account_id = ${accountId} and e.counted
+        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
+    ),
+    sales as (
+      select c.*, ${adOfRecordColumns}
+      from c
+      ${lastAdTouchJoin(accountId)}
+    ),
+    tps as (
+      select account_id, resolved_platform as platform, resolved_ad_id as ad_id, kind,
+             coalesce(nullif(btrim(utm->>'source'), ''), nullif(btrim(channel), ''), '(none)') as source,
+             nullif(btrim(utm->>'campaign'), '') as campaign
+      from touchpoints
+      where account_id = ${accountId}
+        and occurred_at >= ${w.start}::timestamptz and occurred_at < ${w.end}::timestamptz
+    ),
+    sp as (
+      select account_id, platform, ad_id, sum(spend) as spend
+      from ad_spend_daily
+      where account_id = ${accountId} and spend_date between ${w.from}::date and ${w.to}::date
+      group by 1, 2, 3
+    ),
+    ad_sales as (
+      select account_id, ad_platform as platform, ad_id, sum(revenue) as revenue, sum(refunds) as refunds,
+             sum(disputes) as disputes
+      from sales where ad_id is not null group by 1, 2, 3
+    ),
+    ad_tps as (
+      select account_id, platform, ad_id, count(*) as touchpoints,
+             mode() within group (order by source) filter (where kind = 'web' and source <> '(none)') as source
+      from tps where ad_id is not null group by 1, 2, 3
+    ),
+    ad_keys as (
+      select account_id, platform, ad_id from sp
+      union select account_id, platform, ad_id from ad_sales
+      union select account_id, platform, ad_id from ad_tps
+    ),
+    ad_rows as (
+      select k.account_id, coalesce(t.source, k.platform) as source,
+             coalesce(a.campaign_name, a.campaign_id) as campaign, k.ad_id, a.ad_name,
+             coalesce(sp.spend, 0) as spend, coalesce(s.revenue, 0) as revenue,
+             coalesce(s.refunds, 0) as refunds, coalesce(s.disputes, 0) as disputes,
+             coalesce(t.touchpoints, 0) as touchpoints
+      from ad_keys k
+      left join ads a on a.account_id = ${accountId} and a.platform = k.platform and a.ad_id = k.ad_id
+      left join sp on sp.platform = k.platform and sp.ad_id = k.ad_id
+      left join ad_sales s on s.platform = k.platform and s.ad_id = k.ad_id
+      left join ad_tps t on t.platform = k.platform and t.ad_id = k.ad_id
+    ),
+    other as (
+      select account_id, coalesce(nullif(btrim(utm_source), ''), '(none)') as source,
+             nullif(btrim(utm_campaign), '') as campaign, revenue, refunds, disputes, 0 as touchpoints
+      from sales where ad_id is null
+      union all
+      select account_id, source, campaign, 0, 0, 0, 1 from tps where ad_id is null
+    ),
+    other_rows as (
+      select account_id, source, campaign, null::text as ad_id, null::text as ad_name, 0 as spend,
+             sum(revenue) as revenue, sum(refunds) as refunds, sum(disputes) as disputes,
+             sum(touchpoints) as touchpoints
+      from other group by 1, 2, 3
+    ),
+    report as (select * from ad_rows union all select * from other_rows)
+    select
+      account_id,
+      source as out_source,
+      campaign as out_campaign,
+      ad_id as out_ad_id,
+      ad_name as out_ad_name,
+      round(spend, 2)::float8 as out_spend,
+      round(revenue, 2)::float8 as out_gross_revenue,
+      round(refunds, 2)::float8 as out_refund_amount,
+      round(disputes, 2)::float8 as out_dispute_amount,
+      round(revenue - refunds - disputes, 2)::float8 as out_net_revenue,
+      round((revenue - spend) / nullif(spend, 0), 4)::float8 as out_roi_gross,
+      round((revenue - refunds - disputes - spend) / nullif(spend, 0), 4)::float8 as out_roi_net,
+      touchpoints::int as out_touchpoints
+    from report
+    order by spend desc, revenue desc, source, campaign nulls first, ad_id nulls first`,
+  );
+  return ownedRows(found);
+}

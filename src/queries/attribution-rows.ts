@@ -1,0 +1,209 @@
+import { sql } from "drizzle-orm";
+import { adOfRecordColumns, LOOKBACK, lastAdTouchJoin } from "../attribution/ad-of-record.ts";
+import { rows, type Sql } from "../db/client.ts";
+import { ownedRows } from "../http/barrier.ts";
+import type { ReportWindow } from "../reports/window.ts";
+
+export interface AttributionRow {
+  account_id: string;
+  out_ad_id: string;
+  out_ad_name: string | null;
+  out_campaign_id: string | null;
+  out_campaign_name: string | null;
+  out_adset_id: string | null;
+  out_adset_name: string | null;
+  out_platform: string;
+  out_total_spend: number;
+  out_total_clicks: number;
+  out_total_impressions: number;
+  out_total_reach: number;
+  out_leads: number;
+  out_applications: number;
+  out_bookings: number;
+  out_meetings: number;
+  out_meetings_present: number;
+  out_meetings_no_show: number;
+  out_sales: number;
+  out_revenue: number;
+  out_show_rate: number | null;
+  out_close_rate: number | null;
+  out_rep_names: string[];
+  out_sales_ft: number;
+  out_revenue_ft: number;
+  out_sales_lt: number;
+  out_revenue_lt: number;
+  out_sales_assisted: number;
+  out_revenue_assisted: number;
+  out_refund_amount: number;
+  out_dispute_amount: number;
+  out_net_revenue: number;
+  out_is_excluded: boolean;
+}
+
+/**
+ * One row per ad with spend or any result in the window (docs/attribution.md, docs/metrics.md
+ * "Attribution"). Results go to each conversion's ad of record (its own resolved ad, else the
+ * contact's last ad touch at or before it within 365 days); ft / lt / assisted credit each counted
+ * sale of the window to the first, last and other distinct ads the contact touched in the 365 days
+ * up to the sale. Touchpoints are read only for the contacts of the window's conversions, through
+ * touchpoints_contact_idx. Sorted by spend, then revenue, descending; then platform and ad id.
+ */
+export async function attributionRows(
+  db: Sql,
+  accountId: string,
+  params: { window: ReportWindow; now: Date },
+): Promise<Omit<AttributionRow, "account_id">[]> {
+  const w = params.window;
+  const found = await rows<AttributionRow>(
+    db,
+    sql`
+    with conv as (
+      select e.account_id, e.id, e.contact_id, e.event_type, e.event_datetime, e.resolved_platform, e.resolved_ad_id,
+             coalesce(e.counted, false) as counted, coalesce(e.group_revenue, 0) as revenue,
+             coalesce(e.group_refunds, 0) as refunds, coalesce(e.group_disputes, 0) as disputes,
+             e.assigned_user_name, e.booking_date, e.booking_time, e.cancelled_at, true as in_window
+      from events e
+      where e.account_id = ${accountId}
+        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
+      union all
+      -- meetings are placed by booking date: bookings made outside the window still count there
+      select e.account_id, e.id, e.contact_id, e.event_type, e.event_datetime, e.resolved_platform, e.resolved_ad_id,
+             false, 0, 0, 0, e.assigned_user_name, e.booking_date, e.booking_time, e.cancelled_at, false
+      from events e
+      where e.account_id = ${accountId} and e.event_type = 'booking' and e.cancelled_at is null
+        and e.booking_date between ${w.from}::date and ${w.to}::date
+        and not (e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz)
+    ),
+    rec as (
+      select c.*, ${adOfRecordColumns},
+        (c.event_type = 'booking' and c.cancelled_at is null
+          and c.booking_date between ${w.from}::date and ${w.to}::date) as is_meeting,
+        ((c.booking_date + coalesce(c.booking_time, '00:00')::time) at time zone ${w.timezone}
+          <= ${params.now.toISOString()}::timestamptz) as is_past
+      from conv c
+      ${lastAdTouchJoin(accountId)}
+    ),
+    res as (
+      select account_id, ad_platform as platform, ad_id,
+        count(*) filter (where in_window and event_type = 'lead') as leads,
+        count(*) filter (where in_window and event_type = 'application') as applications,
+        count(*) filter (where in_window and event_type = 'booking') as bookings,
+        count(*) filter (where in_window and event_type = 'no_show') as no_shows,
+        count(*) filter (where is_meeting) as meetings,
+        count(*) filter (where is_meeting and is_past) as past,
+        count(*) filter (where in_window and counted) as sales,
+        coalesce(sum(revenue) filter (where in_window and counted), 0) as revenue,
+        coalesce(sum(refunds) filter (where in_window and counted), 0) as refunds,
+        coalesce(sum(disputes) filter (where in_window and counted), 0) as disputes,
+        array_agg(distinct assigned_user_name order by assigned_user_name)
+          filter (where in_window and assigned_user_name is not null) as rep_names
+      from rec
+      where ad_id is not null
+      group by 1, 2, 3
+    ),
+    sales as (
+      select account_id, id, contact_id, event_datetime, resolved_platform, resolved_ad_id, ad_platform, ad_id, revenue
+      from rec where in_window and counted
+    ),
+    -- every ad touch of a sale: the contact's resolved touchpoints in the 365 days up to it, and the
+    -- sale's own resolved ad (its own conversion touchpoint is that same touch, so it is skipped)
+    touches as (
+      select s.id as sale_id, tp.resolved_platform as platform, tp.resolved_ad_id as ad_id,
+             tp.occurred_at, 0 as own, tp.id::text as tid
+      from sales s
+      join touchpoints tp on tp.account_id = ${accountId} and tp.contact_id = s.contact_id
+        and tp.occurred_at <= s.event_datetime and tp.occurred_at >= s.event_datetime - ${LOOKBACK}
+        and tp.resolved_ad_id is not null
+        and not (tp.kind = 'conversion' and tp.event_id is not distinct from s.id)
+      union all
+      select s.id, s.resolved_platform, s.resolved_ad_id, s.event_datetime, 1, ''
+      from sales s where s.resolved_ad_id is not null
+    ),
+    ft as (
+      select distinct on (sale_id) sale_id, platform, ad_id
+      from touches order by sale_id, occurred_at, own, tid
+    ),
+    assisted as (
+      select distinct t.sale_id, t.platform, t.ad_id
+      from touches t
+      join ft on ft.sale_id = t.sale_id
+      join sales s on s.id = t.sale_id
+      where not (t.platform = ft.platform and t.ad_id = ft.ad_id)
+        and not (t.platform = s.ad_platform and t.ad_id = s.ad_id)
+    ),
+    credit as (
+      select s.account_id, ft.platform, ft.ad_id, 'ft' as m, s.revenue from ft join sales s on s.id = ft.sale_id
+      union all
+      select s.account_id, s.ad_platform, s.ad_id, 'lt', s.revenue from sales s where s.ad_id is not null
+      union all
+      select s.account_id, a.platform, a.ad_id, 'as', s.revenue from assisted a join sales s on s.id = a.sale_id
+    ),
+    cr as (
+      select account_id, platform, ad_id,
+        count(*) filter (where m = 'ft') as sales_ft,
+        coalesce(sum(revenue) filter (where m = 'ft'), 0) as revenue_ft,
+        count(*) filter (where m = 'lt') as sales_lt,
+        coalesce(sum(revenue) filter (where m = 'lt'), 0) as revenue_lt,
+        count(*) filter (where m = 'as') as sales_assisted,
+        coalesce(sum(revenue) filter (where m = 'as'), 0) as revenue_assisted
+      from credit group by 1, 2, 3
+    ),
+    sp as (
+      select account_id, platform, ad_id, sum(spend) as spend, sum(clicks) as clicks,
+             sum(impressions) as impressions, sum(reach) as reach
+      from ad_spend_daily
+      where account_id = ${accountId} and spend_date between ${w.from}::date and ${w.to}::date
+      group by 1, 2, 3
+    ),
+    keys as (
+      select account_id, platform, ad_id from sp
+      union select account_id, platform, ad_id from res
+      union select account_id, platform, ad_id from cr
+    )
+    select
+      k.account_id,
+      k.ad_id as out_ad_id,
+      a.ad_name as out_ad_name,
+      a.campaign_id as out_campaign_id,
+      a.campaign_name as out_campaign_name,
+      a.adset_id as out_adset_id,
+      a.adset_name as out_adset_name,
+      k.platform as out_platform,
+      round(coalesce(sp.spend, 0), 2)::float8 as out_total_spend,
+      coalesce(sp.clicks, 0)::int as out_total_clicks,
+      coalesce(sp.impressions, 0)::int as out_total_impressions,
+      coalesce(sp.reach, 0)::int as out_total_reach,
+      coalesce(res.leads, 0)::int as out_leads,
+      coalesce(res.applications, 0)::int as out_applications,
+      coalesce(res.bookings, 0)::int as out_bookings,
+      coalesce(res.meetings, 0)::int as out_meetings,
+      greatest(coalesce(res.past, 0) - coalesce(res.no_shows, 0), 0)::int as out_meetings_present,
+      coalesce(res.no_shows, 0)::int as out_meetings_no_show,
+      coalesce(res.sales, 0)::int as out_sales,
+      round(coalesce(res.revenue, 0), 2)::float8 as out_revenue,
+      round(greatest(coalesce(res.past, 0) - coalesce(res.no_shows, 0), 0)::numeric
+        / nullif(greatest(coalesce(res.past, 0) - coalesce(res.no_shows, 0), 0) + coalesce(res.no_shows, 0), 0), 4)::float8
+        as out_show_rate,
+      round(coalesce(res.sales, 0)::numeric
+        / nullif(greatest(coalesce(res.past, 0) - coalesce(res.no_shows, 0), 0), 0), 4)::float8 as out_close_rate,
+      to_jsonb(coalesce(res.rep_names, '{}'::text[])) as out_rep_names,
+      coalesce(cr.sales_ft, 0)::int as out_sales_ft,
+      round(coalesce(cr.revenue_ft, 0), 2)::float8 as out_revenue_ft,
+      coalesce(cr.sales_lt, 0)::int as out_sales_lt,
+      round(coalesce(cr.revenue_lt, 0), 2)::float8 as out_revenue_lt,
+      coalesce(cr.sales_assisted, 0)::int as out_sales_assisted,
+      round(coalesce(cr.revenue_assisted, 0), 2)::float8 as out_revenue_assisted,
+      round(coalesce(res.refunds, 0), 2)::float8 as out_refund_amount,
+      round(coalesce(res.disputes, 0), 2)::float8 as out_dispute_amount,
+      round(coalesce(res.revenue, 0) - coalesce(res.refunds, 0) - coalesce(res.disputes, 0), 2)::float8
+        as out_net_revenue,
+      coalesce(a.is_excluded, false) as out_is_excluded
+    from keys k
+    left join ads a on a.account_id = ${accountId} and a.platform = k.platform and a.ad_id = k.ad_id
+    left join sp on sp.platform = k.platform and sp.ad_id = k.ad_id
+    left join res on res.platform = k.platform and res.ad_id = k.ad_id
+    left join cr on cr.platform = k.platform and cr.ad_id = k.ad_id
+    order by coalesce(sp.spend, 0) desc, coalesce(res.revenue, 0) desc, k.platform, k.ad_id`,
+  );
+  return ownedRows(found);
+}
