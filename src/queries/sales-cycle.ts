@@ -60,14 +60,14 @@ export async function salesCycle(
     ),
     cycles as (
       select
-        date_trunc('week', (f.sold_at at time zone ${w.timezone})::date) as week,
+        date_trunc('week', f.sold_at at time zone ${w.timezone})::date as week,
         extract(epoch from (f.sold_at - f.started_at)) / 86400.0 as days
       from firsts f
     ),
     weeks as (
       select generate_series(
-        date_trunc('week', ${w.from}::date), date_trunc('week', ${w.to}::date), interval '1 week'
-      ) as week
+        date_trunc('week', ${w.from}::timestamp), date_trunc('week', ${w.to}::timestamp), interval '1 week'
+      )::date as week
     ),
     trend as (
       select wk.week, count(c.week) as conversions, avg(c.days) as avg_days
