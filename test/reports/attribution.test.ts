@@ -332,7 +332,7 @@ describe("GET /attribution", () => {
                 occurred_at: when,
                 ...(s.t === "email" ? { utm_source: "email", utm_medium: "email" } : {}),
               });
-            } else {
+            } else if ("own" in s) {
               const ownKnown = s.own !== null && s.own !== "Z";
               if (ownKnown) adSeen = true;
               if (s.t === "sale" && adSeen) touched.add(id);

@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { EVENT_TYPES } from "../ingest/crm-event.ts";
+import { type EventsCursor, eventsPage } from "../queries/events-list.ts";
+import { eventsSummary } from "../queries/events-summary.ts";
+import { limitParam, reportWindow, windowQuery } from "../reports/window.ts";
+import { defineRoute } from "./route-def.ts";
+
+/** The `type` filter's grouping (SPEC): `sale` covers sales and payments; subtypes stay in their type. */
+const TYPE_GROUPS: Record<(typeof EVENT_TYPES)[number], readonly string[]> = {
+  lead: ["lead"],
+  application: ["application"],
+  booking: ["booking"],
+  no_show: ["no_show"],
+  sale: ["sale", "payment"],
+  cancel: ["cancel"],
+  payment: ["payment"],
+  sale_lost: ["sale_lost"],
+};
+
+const isoInstant = z.iso.datetime({ offset: true });
+
+/**
+ * `cursor`: the spec's form, a row's `event_datetime` (ISO 8601; the next page holds events strictly
+ * older), or a row's tie-safe `cursor` (base64url of `<instant>|<id>`; the next page continues
+ * strictly after that row in (event_datetime desc, id desc) order).
+ */
+const cursorParam = z.string().transform((value, ctx): EventsCursor => {
+  if (isoInstant.safeParse(value).success) return { at: value };
+  if (/^[A-Za-z0-9_-]+$/.test(value)) {
+    const decoded = Buffer.from(value, "base64url").toString("utf8");
+    const bar = decoded.indexOf("|");
+    const at = decoded.slice(0, bar);
+    const id = decoded.slice(bar + 1);
+    if (bar > 0 && id.length > 0 && isoInstant.safeParse(at).success) return { at, id };
+  }
+  ctx.addIssue({ code: "custom", message: "must be a row's cursor or an event_datetime (ISO 8601)" });
+  return z.NEVER;
+});
+
+export const eventsRoutes = [
+  defineRoute({
+    methods: ["GET"],
+    path: "/events",
+    scope: "read:events",
+    input: windowQuery({
+      type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }).optional(),
+      rep: z.string().trim().min(1).max(200).optional(),
+      limit: limitParam(50, 200),
+      cursor: cursorParam.optional(),
+    }),
+    description:
+      "CRM events, newest first, with their sale counting (counted, drop_reason, group_key, contact_seq). Filters: type (lead, application, booking, no_show, sale [sales and payments], cancel, payment, sale_lost), rep (assigned rep's name, case-insensitive), from/to (event date; no window without them). limit default 50, max 200. Next page: cursor = the last row's cursor (or its event_datetime); has_more tells whether one exists.",
+    handler: ({ tx, tenant, input, now }) =>
+      eventsPage(tx, tenant.accountId, {
+        types: input.type === undefined ? undefined : TYPE_GROUPS[input.type],
+        rep: input.rep,
+        window:
+          input.from === undefined && input.to === undefined ? undefined : reportWindow(input, tenant, now),
+        cursor: input.cursor,
+        limit: input.limit,
+      }),
+  }),
+  defineRoute({
+    methods: ["GET"],
+    path: "/events/summary",
+    scope: "read:events",
+    input: windowQuery({}),
+    description:
+      "CRM results per ad and campaign over a window (from/to, default the last 30 days): leads, applications, bookings, sales (counted purchases), no-shows, cancellations and total value (revenue of the sales); unresolved events grouped by the campaign they name.",
+    handler: ({ tx, tenant, input, now }) =>
+      eventsSummary(tx, tenant.accountId, { window: reportWindow(input, tenant, now) }),
+  }),
+];
