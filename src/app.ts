@@ -19,6 +19,7 @@ import { ApiError } from "./http/errors.ts";
 import { pipelineHandler, RATE_LIMIT } from "./http/pipeline.ts";
 import type { CounterStore } from "./http/rate-limiter.ts";
 import { registerCollectRoute } from "./ingest/collect-route.ts";
+import { type CollectServices, collectServicesFor } from "./ingest/collect-services.ts";
 import { registerWebhookRoutes } from "./ingest/webhook-route.ts";
 import { API_PREFIX, type RouteDef } from "./routes/route-def.ts";
 
@@ -35,6 +36,8 @@ export interface AppDeps {
   /** The public root address; a function because PORT=0 is known only after listening. */
   siteUrl: () => string;
   clock?: () => Date;
+  /** `/api/collect`'s limits, account lookup and writer; the production ones for any part not given. */
+  collect?: Partial<CollectServices>;
 }
 
 declare module "fastify" {
@@ -143,7 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   registerWebhookRoutes(app, { db: deps.db, secrets: deps.secrets, counters: deps.counters, clock });
-  registerCollectRoute(app, { db: deps.db, counters: deps.counters, clock });
+  registerCollectRoute(app, { ...collectServicesFor(deps.db, deps.collect), counters: deps.counters, clock });
 
   return app;
 }

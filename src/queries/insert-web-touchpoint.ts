@@ -69,3 +69,123 @@ export async function addFormTitle(db: Sql, accountId: string, params: { contact
     update contacts set form_titles = array_append(form_titles, ${params.title}), updated_at = now()
     where account_id = ${accountId} and id = ${params.contactId} and not (${params.title} = any(form_titles))`);
 }
+
+/** A touchpoint of a batch; `contactId` null with `lookUpContact` takes the visitor's latest contact. */
+export interface BatchedWebTouch extends WebTouch {
+  lookUpContact: boolean;
+}
+
+/**
+ * Stores a batch of beacons' touchpoints in one statement (beacons already stored, by external id,
+ * are skipped). A touch marked `lookUpContact` gets its visitor's latest contact as the statement
+ * starts, as `contactOfVisitor` would.
+ */
+export async function insertWebTouchpoints(
+  db: Sql,
+  accountId: string,
+  touches: readonly BatchedWebTouch[],
+): Promise<void> {
+  const batch = JSON.stringify(
+    touches.map((t, ord) => ({
+      ord,
+      id: randomUUID(),
+      external_id: t.externalId,
+      contact_id: t.contactId,
+      look_up: t.lookUpContact,
+      visitor_id: t.visitorId,
+      session_id: t.sessionId,
+      kind: t.kind,
+      event_type: t.eventType,
+      occurred_at: t.occurredAt.toISOString(),
+      url: t.url,
+      referrer: t.referrer,
+      utm: t.utm,
+      ad_ids: t.adIds,
+      click_ids: t.clickIds,
+      channel: t.channel,
+      is_paid: t.isPaid,
+      resolution: t.resolution,
+      resolved_platform: t.resolvedPlatform,
+      resolved_ad_id: t.resolvedAdId,
+    })),
+  );
+  await db.execute(sql`
+    insert into touchpoints (account_id, id, external_id, contact_id, visitor_id, session_id, kind, event_type,
+                             occurred_at, url, referrer, utm, ad_ids, click_ids, channel, is_paid,
+                             resolution, resolved_platform, resolved_ad_id)
+    select ${accountId}, r.id, r.external_id,
+           coalesce(r.contact_id, case when r.look_up then (
+             select t.contact_id from touchpoints t
+             where t.account_id = ${accountId} and t.visitor_id = r.visitor_id and t.contact_id is not null
+             order by t.occurred_at desc limit 1) end),
+           r.visitor_id, r.session_id, r.kind, r.event_type, r.occurred_at, r.url, r.referrer,
+           r.utm, r.ad_ids, r.click_ids, r.channel, r.is_paid, r.resolution, r.resolved_platform, r.resolved_ad_id
+    from jsonb_to_recordset(${batch}::jsonb)
+      as r(ord int, id uuid, external_id text, contact_id uuid, look_up boolean, visitor_id text, session_id text,
+           kind text, event_type text, occurred_at timestamptz, url text, referrer text, utm jsonb, ad_ids jsonb,
+           click_ids jsonb, channel text, is_paid boolean, resolution text, resolved_platform text,
+           resolved_ad_id text)
+    order by r.ord
+    on conflict (account_id, external_id) where external_id is not null do nothing`);
+}
+
+/**
+ * Visitor ids as one array value (an init plan): `visitor_id = any(…)` is then an index condition,
+ * where a join against `jsonb_to_recordset` (estimated at 100 rows) is planned as a scan of every
+ * touchpoint of the account.
+ */
+function visitorArray(visitorIds: readonly string[]) {
+  return sql`array(select jsonb_array_elements_text(${JSON.stringify(visitorIds)}::jsonb))`;
+}
+
+/** The contact each of these visitors already became (visitors without one are absent). */
+export async function contactsOfVisitors(
+  db: Sql,
+  accountId: string,
+  params: { visitorIds: readonly string[] },
+): Promise<Map<string, string>> {
+  const found = await rows<{ visitor_id: string; contact_id: string }>(
+    db,
+    sql`
+      select distinct on (visitor_id) visitor_id, contact_id from touchpoints
+      where account_id = ${accountId} and contact_id is not null
+        and visitor_id = any(${visitorArray(params.visitorIds)})
+      order by visitor_id, occurred_at desc`,
+  );
+  return new Map(found.map((r) => [r.visitor_id, r.contact_id]));
+}
+
+/** `adoptVisitor` for several visitors at once (one contact per visitor). */
+export async function adoptVisitors(
+  db: Sql,
+  accountId: string,
+  params: { adoptions: readonly { visitorId: string; contactId: string }[] },
+): Promise<void> {
+  if (params.adoptions.length === 0) return;
+  const batch = JSON.stringify(
+    params.adoptions.map((a) => ({ visitor_id: a.visitorId, contact_id: a.contactId })),
+  );
+  await db.execute(sql`
+    update touchpoints t set contact_id = m.contact_id
+    from jsonb_to_recordset(${batch}::jsonb) as m(visitor_id text, contact_id uuid)
+    where t.account_id = ${accountId} and t.visitor_id = m.visitor_id and t.contact_id is null
+      and t.visitor_id = any(${visitorArray(params.adoptions.map((a) => a.visitorId))})`);
+}
+
+/** `addFormTitle` for several contacts at once: each one's new titles appended in the order given. */
+export async function addFormTitles(
+  db: Sql,
+  accountId: string,
+  params: { titles: readonly { contactId: string; titles: readonly string[] }[] },
+): Promise<void> {
+  if (params.titles.length === 0) return;
+  const batch = JSON.stringify(params.titles.map((t) => ({ contact_id: t.contactId, titles: t.titles })));
+  await db.execute(sql`
+    update contacts c
+    set form_titles = c.form_titles || array(
+          select u.title from unnest(n.titles) with ordinality as u(title, ord)
+          where not (u.title = any(c.form_titles)) order by u.ord),
+        updated_at = now()
+    from jsonb_to_recordset(${batch}::jsonb) as n(contact_id uuid, titles text[])
+    where c.account_id = ${accountId} and c.id = n.contact_id and not (n.titles <@ c.form_titles)`);
+}

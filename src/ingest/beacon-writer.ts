@@ -1,0 +1,237 @@
+import type { AdIndexCache } from "../attribution/ad-index-cache.ts";
+import { resolveAd } from "../attribution/ad-resolution.ts";
+import type { Database, Sql } from "../db/client.ts";
+import {
+  addFormTitles,
+  adoptVisitors,
+  type BatchedWebTouch,
+  contactsOfVisitors,
+  insertWebTouchpoints,
+} from "../queries/insert-web-touchpoint.ts";
+import { type ContactFacts, identityOf, resolveContacts } from "../queries/resolve-contacts.ts";
+import { type Beacon, isAdTouch } from "./beacon.ts";
+import { contactKey, normalizeEmail, normalizePhone } from "./identity.ts";
+
+/** Stores a beacon; resolves once its transaction has committed, rejects if it was not written. */
+export interface BeaconWriter {
+  write(accountId: string, beacon: Beacon, receivedAt: Date): Promise<void>;
+}
+
+export interface BeaconWriterOptions {
+  /** Transactions of one account in flight at once (PGlite runs one at a time anyway). */
+  concurrency?: number;
+  /** Most beacons in one transaction. */
+  maxBatch?: number;
+}
+
+interface Queue {
+  waiting: Pending[];
+  /** Batches being written. */
+  running: number;
+  /** A pump is due at the end of this event loop turn. */
+  scheduled: boolean;
+}
+
+interface Pending {
+  beacon: Beacon;
+  receivedAt: Date;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group commit: a beacon that arrives while its account's transactions are busy waits for the next
+ * one, and is written with every other beacon that arrived meanwhile, in one transaction of a few
+ * set-based statements; each is answered after that commit. A beacon that finds the account idle is
+ * written at once, so nothing waits for a timer. If a batch fails, its beacons are written again one
+ * transaction each: one bad beacon costs only itself, and a beacon that was not written is never
+ * acknowledged.
+ */
+export function createBeaconWriter(
+  db: Database,
+  adIndexes: AdIndexCache,
+  options: BeaconWriterOptions = {},
+): BeaconWriter {
+  const concurrency = options.concurrency ?? 1;
+  const maxBatch = options.maxBatch ?? 200;
+  const queues = new Map<string, Queue>();
+
+  const commit = (accountId: string, batch: readonly Pending[]) =>
+    db.tenant(accountId, (tx) => writeBeacons(tx, accountId, batch, adIndexes));
+
+  const flush = async (accountId: string, batch: Pending[]): Promise<void> => {
+    try {
+      await commit(accountId, batch);
+      for (const p of batch) p.resolve();
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]?.reject(err);
+        return;
+      }
+      for (const p of batch) {
+        await commit(accountId, [p]).then(p.resolve, p.reject);
+      }
+    }
+  };
+
+  const pump = (accountId: string) => {
+    const queue = queues.get(accountId);
+    if (!queue) return;
+    queue.scheduled = false;
+    while (queue.running < concurrency && queue.waiting.length > 0) {
+      const batch = queue.waiting.splice(0, maxBatch);
+      queue.running += 1;
+      void flush(accountId, batch).finally(() => {
+        queue.running -= 1;
+        if (queue.running === 0 && queue.waiting.length === 0 && !queue.scheduled) queues.delete(accountId);
+        else schedule(accountId, queue);
+      });
+    }
+  };
+
+  /*
+   * A batch starts at the end of the event loop turn, not at once: PGlite runs a whole transaction
+   * without yielding to I/O, so a batch started from the first request's handler would hold only
+   * that request while the others of the same turn are still unread on their sockets. Deferred with
+   * setImmediate, it takes every beacon whose request was read in that turn.
+   */
+  const schedule = (accountId: string, queue: Queue) => {
+    if (queue.scheduled) return;
+    queue.scheduled = true;
+    setImmediate(pump, accountId);
+  };
+
+  return {
+    write(accountId, beacon, receivedAt) {
+      return new Promise<void>((resolve, reject) => {
+        let queue = queues.get(accountId);
+        if (!queue) {
+          queue = { waiting: [], running: 0, scheduled: false };
+          queues.set(accountId, queue);
+        }
+        queue.waiting.push({ beacon, receivedAt, resolve, reject });
+        schedule(accountId, queue);
+      });
+    },
+  };
+}
+
+function contactFacts(beacon: Beacon): ContactFacts | null {
+  if (!beacon.contact) return null;
+  const email = normalizeEmail(beacon.contact.email);
+  const phone = normalizePhone(beacon.contact.phone);
+  const key = contactKey(email, phone);
+  if (!key) return null;
+  const name =
+    beacon.contact.name ??
+    ([beacon.contact.first_name, beacon.contact.last_name].filter(Boolean).join(" ") || null);
+  return { key, email, phone, name };
+}
+
+/**
+ * Writes a batch of one account's beacons as if one after the other, in arrival order: a beacon with
+ * a contact makes its visitor that contact (earlier touchpoints of the visitor without a contact
+ * join it, in the database and in the batch), and a beacon without one takes its visitor's latest
+ * contact.
+ */
+async function writeBeacons(
+  tx: Sql,
+  accountId: string,
+  batch: readonly Pick<Pending, "beacon" | "receivedAt">[],
+  adIndexes: AdIndexCache,
+): Promise<void> {
+  const facts = batch.map((p) => contactFacts(p.beacon));
+  const known = facts.filter((f): f is ContactFacts => f !== null);
+  const contactIds = known.length > 0 ? await resolveContacts(tx, accountId, { facts: known }) : new Map();
+
+  // Visitors that become a contact in this batch: what they were before decides, beacon by beacon,
+  // which of their touches the new contact adopts.
+  const becoming = new Set<string>();
+  facts.forEach((f, i) => {
+    if (f) becoming.add(batch[i]?.beacon.visitor_id ?? "");
+  });
+  const before =
+    becoming.size > 0
+      ? await contactsOfVisitors(tx, accountId, { visitorIds: [...becoming] })
+      : new Map<string, string>();
+
+  const current = new Map<string, string | null>();
+  const orphans = new Map<string, number[]>();
+  const adoptions = new Map<string, string>();
+  const titles = new Map<string, string[]>();
+  const contactOf: (string | null)[] = [];
+  batch.forEach(({ beacon }, i) => {
+    const visitor = beacon.visitor_id;
+    const f = facts[i];
+    if (f) {
+      const contactId = contactIds.get(identityOf(f)) as string;
+      contactOf.push(contactId);
+      if (!adoptions.has(visitor)) adoptions.set(visitor, contactId);
+      for (const j of orphans.get(visitor) ?? []) contactOf[j] = contactId;
+      orphans.delete(visitor);
+      current.set(visitor, contactId);
+      const title = beacon.form?.title;
+      if (title) {
+        const list = titles.get(contactId) ?? [];
+        if (!list.includes(title)) list.push(title);
+        titles.set(contactId, list);
+      }
+    } else if (becoming.has(visitor)) {
+      const contactId = current.has(visitor) ? (current.get(visitor) ?? null) : (before.get(visitor) ?? null);
+      current.set(visitor, contactId);
+      contactOf.push(contactId);
+      if (contactId === null) orphans.set(visitor, [...(orphans.get(visitor) ?? []), i]);
+    } else {
+      // Looked up by the insert itself.
+      contactOf.push(null);
+    }
+  });
+  await adoptVisitors(tx, accountId, {
+    adoptions: [...adoptions].map(([visitorId, contactId]) => ({ visitorId, contactId })),
+  });
+  await addFormTitles(tx, accountId, {
+    titles: [...titles].map(([contactId, list]) => ({ contactId, titles: list })),
+  });
+
+  const hasSignal = (b: Beacon) => Boolean(b.ad_ids?.ad_id || b.ad_ids?.meta_ad_id || b.utm?.content);
+  const index = batch.some((p) => hasSignal(p.beacon)) ? await adIndexes.get(tx, accountId) : null;
+  const touches: BatchedWebTouch[] = batch.map(({ beacon, receivedAt }, i) => {
+    const utm = beacon.utm ?? {};
+    const adIds = beacon.ad_ids ?? {};
+    const resolution =
+      index && hasSignal(beacon)
+        ? resolveAd(
+            {
+              utm_ad_id: adIds.ad_id,
+              meta_ad_id: adIds.meta_ad_id,
+              utm_content: utm.content,
+              utm_campaign: utm.campaign,
+            },
+            index,
+          )
+        : null;
+    const ad = resolution && resolution.method !== "unresolved" ? resolution.ad : null;
+    return {
+      externalId: beacon.id ? `beacon:${beacon.id}` : null,
+      contactId: contactOf[i] ?? null,
+      lookUpContact: !becoming.has(beacon.visitor_id),
+      visitorId: beacon.visitor_id,
+      sessionId: beacon.session_id ?? null,
+      kind: beacon.type === "page_view" ? "web" : "conversion",
+      eventType: beacon.type,
+      // The server's clock: visitors' clocks drift.
+      occurredAt: receivedAt,
+      url: beacon.url,
+      referrer: beacon.referrer || null,
+      utm,
+      adIds,
+      clickIds: beacon.click_ids ?? {},
+      channel: utm.channel ?? null,
+      isPaid: isAdTouch(beacon),
+      resolution: resolution?.method ?? "unresolved",
+      resolvedPlatform: ad?.platform ?? null,
+      resolvedAdId: ad?.ad_id ?? null,
+    };
+  });
+  await insertWebTouchpoints(tx, accountId, touches);
+}
