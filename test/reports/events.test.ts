@@ -452,12 +452,13 @@ describe("GET /events/summary", () => {
     ]);
   });
 
-  test("invariant: Σ leads = dashboard leads and Σ sales = total_sales, over several windows", async () => {
+  test("invariant: Σ leads, Σ sales, Σ total_value = dashboard leads, total_sales, revenue", async () => {
     const { key } = await marchAccount(["read:events", "read:dashboard"]);
     for (const window of [inMarch, "from=2026-02-01&to=2026-03-31", "from=2026-03-03&to=2026-03-11", ""]) {
       const rows = (await get(key, `/events/summary?${window}`)).body.data as {
         leads: number;
         sales: number;
+        total_value: number;
       }[];
       const kpis = (await get(key, `/dashboard/kpis?${window}`)).body.data;
       assert.equal(
@@ -470,6 +471,7 @@ describe("GET /events/summary", () => {
         kpis.total_sales,
         window,
       );
+      assert.equal(Math.round(rows.reduce((s, x) => s + x.total_value, 0) * 100) / 100, kpis.revenue, window);
     }
   });
 
