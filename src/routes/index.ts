@@ -2,9 +2,12 @@ import { adsRoutes } from "./ads.ts";
 import { attributionRoutes } from "./attribution.ts";
 import { dashboardRoutes } from "./dashboard.ts";
 import { eventsRoutes } from "./events.ts";
+import { financeRoutes } from "./finance.ts";
+import { funnelRoutes } from "./funnel.ts";
 import { goalRoutes } from "./goals.ts";
 import { icpRoutes } from "./icp.ts";
 import type { RouteDef } from "./route-def.ts";
+import { salesRoutes } from "./sales.ts";
 
 /** Every key-authenticated route of the API. */
 export const routes: readonly RouteDef[] = [
@@ -14,4 +17,7 @@ export const routes: readonly RouteDef[] = [
   ...adsRoutes,
   ...eventsRoutes,
   ...attributionRoutes,
+  ...salesRoutes,
+  ...financeRoutes,
+  ...funnelRoutes,
 ];
