@@ -31,32 +31,36 @@ export interface ImportProgress {
   errors: number;
 }
 
+/** Records per transaction, unless the kind sets its own. */
 const BATCH = 500;
 
 /**
- * Imports a file of one kind into an account, in batches of 500 records per transaction. A bad line
- * is reported with its number and skipped; the good ones land. Within a batch, a record named twice
- * keeps its last version (the earlier one counts as skipped).
+ * Imports a file of one kind into an account, in batches of records per transaction (the kind's
+ * `batchSize`, else 500). A bad line is reported with its number and skipped; the good ones land.
+ * Within a batch, a record named twice keeps its last version (the earlier one counts as skipped).
+ * While a batch is being written, the next one is read and validated: batches still commit one
+ * after the other, in file order.
  */
 export async function runImport(
   db: Database,
   secrets: SecretBox,
   input: z.input<typeof importInput>,
   onProgress: (progress: ImportProgress) => void = () => {},
+  options: { batchSize?: number } = {},
 ): Promise<ImportSummary> {
   const { kind: name, account, file } = importInput.parse(input);
   if (!isImportKind(name)) throw new Error(`unknown kind ${name}`);
   const kind = importKinds[name] as ImportKind<unknown>;
+  const batchSize = Math.max(1, options.batchSize ?? kind.batchSize ?? BATCH);
   const format = formatOf(file);
   const summary: ImportSummary = { imported: 0, updated: 0, skipped: 0, errors: [] };
   let lines = 0;
   let adsChanged = 0;
   let pending = new Map<string, unknown>();
+  // The batch being written, if any; a failed write rejects here and stops the import.
+  let writing: Promise<void> = Promise.resolve();
 
-  const flush = async () => {
-    if (pending.size === 0) return;
-    const records = [...pending.values()];
-    pending = new Map();
+  const write = async (records: unknown[], linesRead: number) => {
     const result: BatchResult = await db.tenant(account, (tx) =>
       kind.write(tx, account, records, { secrets }),
     );
@@ -65,12 +69,22 @@ export async function runImport(
     summary.skipped += result.skipped;
     adsChanged += result.adsChanged ?? 0;
     onProgress({
-      lines,
+      lines: linesRead,
       imported: summary.imported,
       updated: summary.updated,
       skipped: summary.skipped,
       errors: summary.errors.length,
     });
+  };
+
+  const flush = async () => {
+    if (pending.size === 0) return;
+    const records = [...pending.values()];
+    pending = new Map();
+    await writing;
+    writing = write(records, lines);
+    // Never left unhandled while the next batch is read; awaited (and rethrown) before the next write.
+    writing.catch(() => {});
   };
 
   for await (const read of readRecords(file, format)) {
@@ -91,9 +105,10 @@ export async function runImport(
       summary.skipped += 1;
     }
     pending.set(identity, parsed.data);
-    if (pending.size >= BATCH) await flush();
+    if (pending.size >= batchSize) await flush();
   }
   await flush();
+  await writing;
   // Once, after every batch: events and touchpoints stored earlier may name the new ads.
   if (adsChanged > 0) await db.tenant(account, (tx) => reResolveAds(tx, account));
   return summary;

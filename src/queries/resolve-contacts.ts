@@ -63,12 +63,21 @@ async function matchOrCreate(
       with incoming as (
         select * from jsonb_to_recordset(${incoming}::jsonb)
           as f(kind text, key text, email text, phone text, name text, new_id uuid)
-      ), matched as (
-        select distinct on (i.kind, i.key) i.kind, i.key, c.id, i.phone, i.name
+      ), candidates as (
+        -- Two equality joins rather than one OR: each can use its own index.
+        select i.kind, i.key, c.id, c.created_at, i.phone, i.name
         from incoming i
-        join contacts c on c.account_id = ${accountId}
-          and ((i.kind = 'email' and c.email = i.key) or (i.kind = 'phone' and c.email is null and c.phone = i.key))
-        order by i.kind, i.key, c.created_at, c.id
+        join contacts c on c.account_id = ${accountId} and c.email = i.key
+        where i.kind = 'email'
+        union all
+        select i.kind, i.key, c.id, c.created_at, i.phone, i.name
+        from incoming i
+        join contacts c on c.account_id = ${accountId} and c.phone = i.key and c.email is null
+        where i.kind = 'phone'
+      ), matched as (
+        select distinct on (kind, key) kind, key, id, phone, name
+        from candidates
+        order by kind, key, created_at, id
       ), filled as (
         update contacts c
         set phone = coalesce(c.phone, m.phone), name = coalesce(c.name, m.name), updated_at = now()

@@ -368,3 +368,93 @@ test("for every kind, a bad line is reported and the good one lands; a changed r
     );
   }
 });
+
+test("events across batch boundaries: one contact, sale counting over earlier batches, replays skip", async () => {
+  const { accountId } = await seedAccount(db);
+  const at = (day: string) => `2026-04-${day}T09:00:00Z`;
+  const path = file(
+    "batches.jsonl",
+    [
+      { id: "b1", event_type: "lead", event_datetime: at("01"), contact_email: "x@example.com" },
+      {
+        id: "b2",
+        event_type: "sale",
+        event_datetime: at("02"),
+        contact_email: " X@Example.com",
+        amount: 500,
+        product_key: "p",
+      },
+      "{not json",
+      {
+        id: "b3",
+        event_type: "payment",
+        event_datetime: at("05"),
+        contact_email: "x@example.com",
+        amount: 250,
+        product_key: "p",
+        payment_status: "paid",
+      },
+      { id: "b1", event_type: "lead", event_datetime: at("01"), contact_email: "x@example.com" },
+      {
+        id: "b4",
+        event_type: "sale",
+        event_datetime: "2026-06-01T09:00:00Z",
+        contact_email: "x@example.com",
+        amount: 900,
+        product_key: "p",
+      },
+      {
+        id: "b4",
+        event_type: "sale",
+        event_datetime: "2026-06-01T09:00:00Z",
+        contact_email: "x@example.com",
+        amount: 900,
+        product_key: "p",
+      },
+    ]
+      .map((line) => (typeof line === "string" ? line : JSON.stringify(line)))
+      .join("\n"),
+  );
+  const progress: number[] = [];
+  const input = { kind: "events", account: accountId, file: path };
+  const first = await runImport(db, testSecrets, input, (p) => progress.push(p.lines), { batchSize: 2 });
+  // Batches: {b1, b2} | {b3, b1 unchanged} | {b4, its duplicate skipped}.
+  assert.deepEqual(progress, [2, 5, 7]);
+  assert.deepEqual(first, {
+    imported: 4,
+    updated: 0,
+    skipped: 2,
+    errors: [{ line: 3, error: "not valid JSON" }],
+  });
+  const stored = await db.admin(accountId, (tx) =>
+    rows<{
+      id: string;
+      counted: boolean | null;
+      drop_reason: string | null;
+      group_key: string | null;
+      contact_seq: number | null;
+    }>(
+      tx,
+      sql`select id, counted, drop_reason, group_key, contact_seq from events
+          where account_id = ${accountId} order by event_datetime`,
+    ),
+  );
+  assert.deepEqual(stored, [
+    { id: "b1", counted: null, drop_reason: null, group_key: null, contact_seq: null },
+    { id: "b2", counted: true, drop_reason: null, group_key: "b2", contact_seq: 1 },
+    { id: "b3", counted: false, drop_reason: "duplicate", group_key: "b2", contact_seq: 2 },
+    { id: "b4", counted: true, drop_reason: null, group_key: "b4", contact_seq: 3 },
+  ]);
+  assert.equal(await count(accountId, "contacts"), 1);
+  const replay = await runImport(db, testSecrets, input, () => {}, { batchSize: 2 });
+  assert.deepEqual(
+    { ...replay, errors: replay.errors.length },
+    { imported: 0, updated: 0, skipped: 6, errors: 1 },
+  );
+  // The default batch size gives the same rows.
+  const whole = await runImport(db, testSecrets, input);
+  assert.deepEqual(
+    { ...whole, errors: whole.errors.length },
+    { imported: 0, updated: 0, skipped: 6, errors: 1 },
+  );
+});

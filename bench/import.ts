@@ -1,0 +1,405 @@
+/**
+ * Import throughput benchmark (`npm run bench -- import`): events per second through the real
+ * `ascribe import events` path (`runImport` → `ingestCrmEvents`), on a fresh in-memory PGlite and on
+ * a fresh PostgreSQL database, first import (inserts) and replay (no-op) measured separately.
+ * See bench/README.md, "Import".
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { sql } from "drizzle-orm";
+import pg from "pg";
+import { createAccount } from "../src/admin/accounts.ts";
+import { createSecretBox } from "../src/crypto/secret-box.ts";
+import { type Database, openEmbedded, openPostgres, rows } from "../src/db/client.ts";
+import { generateCatalog, generateContacts } from "../src/demo/generate.ts";
+import type { EventRow } from "../src/demo/rows.ts";
+import { type ImportSummary, runImport } from "../src/import/run-import.ts";
+
+const BACKENDS = ["pglite", "postgres"] as const;
+type Backend = (typeof BACKENDS)[number];
+
+function envNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${raw}`);
+  return value;
+}
+
+const rounds = Math.round(envNumber("BENCH_ROUNDS", 3));
+const scale = envNumber("BENCH_IMPORT_SCALE", 4);
+const seed = Math.round(envNumber("BENCH_IMPORT_SEED", 1));
+const serverUrl =
+  process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const backends = (process.env.BENCH_IMPORT_BACKENDS ?? BACKENDS.join(","))
+  .split(",")
+  .map((b) => b.trim())
+  .filter((b) => b !== "");
+for (const b of backends) {
+  if (!(BACKENDS as readonly string[]).includes(b))
+    throw new Error(`unknown backend ${b} (${BACKENDS.join(", ")})`);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The files: the demo generator's ads (as a spend file) and CRM events (as an events file).
+
+/** Fields of a stored event that a CRM does not send (computed by ingestion). */
+const COMPUTED = new Set(["contact_id", "resolution", "resolved_platform", "resolved_ad_id"]);
+
+/** The event as a CRM sends it: no computed fields, absent rather than null. */
+function crmRecord(e: EventRow, i: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(e)) {
+    if (COMPUTED.has(k) || v === null || (k === "is_baseline" && v === false)) continue;
+    out[k] = v;
+  }
+  // Some CRMs send the email as typed: identity resolution must still find one contact.
+  if (i % 7 === 3 && typeof out.contact_email === "string")
+    out.contact_email = ` ${out.contact_email.toUpperCase()}`;
+  return out;
+}
+
+interface Files {
+  spend: string;
+  events: string;
+  eventCount: number;
+  spendRows: number;
+  contacts: number;
+  byType: Record<string, number>;
+  withAdId: number;
+  withUtmContentOnly: number;
+  withoutUtm: number;
+}
+
+function writeFiles(dir: string): Files {
+  const today = "2026-01-15";
+  const params = { seed, days: 90, scale, today };
+  const catalog = generateCatalog(params);
+  const ads = new Map(catalog.ads.map((a) => [`${a.platform}\u0000${a.ad_id}`, a]));
+  const spendLines = catalog.spend.map((s) => {
+    const ad = ads.get(`${s.platform}\u0000${s.ad_id}`);
+    return JSON.stringify({
+      platform: s.platform,
+      ad_id: s.ad_id,
+      ad_name: ad?.ad_name ?? s.ad_id,
+      campaign_id: ad?.campaign_id,
+      campaign_name: ad?.campaign_name,
+      adset_id: ad?.adset_id,
+      adset_name: ad?.adset_name,
+      date: s.spend_date,
+      total_spend: s.spend,
+      total_clicks: s.clicks,
+      total_impressions: s.impressions,
+      total_reach: s.reach,
+      currency: s.currency,
+    });
+  });
+  const events: EventRow[] = [];
+  let contacts = 0;
+  for (const bundle of generateContacts(params, catalog)) {
+    contacts += 1;
+    events.push(...bundle.events);
+  }
+  // A CRM export is in time order: a contact's events fall in different batches.
+  events.sort((a, b) => a.event_datetime.localeCompare(b.event_datetime) || a.id.localeCompare(b.id));
+  const byType: Record<string, number> = {};
+  let withAdId = 0;
+  let withUtmContentOnly = 0;
+  let withoutUtm = 0;
+  for (const e of events) {
+    byType[e.event_type] = (byType[e.event_type] ?? 0) + 1;
+    if (e.utm_ad_id || e.meta_ad_id) withAdId += 1;
+    else if (e.utm_content) withUtmContentOnly += 1;
+    else if (!e.utm_source && !e.utm_campaign) withoutUtm += 1;
+  }
+  const spend = join(dir, "spend.jsonl");
+  const eventsFile = join(dir, "events.jsonl");
+  writeFileSync(spend, `${spendLines.join("\n")}\n`);
+  writeFileSync(eventsFile, `${events.map((e, i) => JSON.stringify(crmRecord(e, i))).join("\n")}\n`);
+  return {
+    spend,
+    events: eventsFile,
+    eventCount: events.length,
+    spendRows: spendLines.length,
+    contacts,
+    byType,
+    withAdId,
+    withUtmContentOnly,
+    withoutUtm,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Fresh databases.
+
+interface Fresh {
+  db: Database;
+  /** CPU seconds the database's server processes used so far (PostgreSQL on this machine), else null. */
+  serverCpu: () => Promise<number | null>;
+  drop: () => Promise<void>;
+}
+
+/** utime + stime of a process, in seconds (Linux /proc; clock ticks are 100 Hz there). */
+function processCpu(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+async function openFresh(backend: Backend): Promise<Fresh> {
+  if (backend === "pglite") {
+    const db = await openEmbedded(null);
+    await db.migrate();
+    return { db, serverCpu: async () => null, drop: () => db.close() };
+  }
+  const name = `ascribe_bench_${process.pid}_${randomUUID().slice(0, 8)}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database "${name}"`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const db = await openPostgres(url.toString(), 600_000);
+  await db.migrate();
+  const monitor = new pg.Client({ connectionString: serverUrl });
+  await monitor.connect();
+  const local = ["127.0.0.1", "localhost", "::1"].includes(url.hostname);
+  // Backends seen so far and their last CPU reading: one that exits keeps its last figure.
+  const seen = new Map<number, number>();
+  return {
+    db,
+    async serverCpu() {
+      if (!local) return null;
+      const { rows: backends } = await monitor.query<{ pid: number }>(
+        "select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+        [name],
+      );
+      for (const { pid } of backends) {
+        const cpu = processCpu(pid);
+        if (cpu === null) return null;
+        seen.set(pid, cpu);
+      }
+      let total = 0;
+      for (const cpu of seen.values()) total += cpu;
+      return total;
+    },
+    async drop() {
+      await monitor.end();
+      await db.close();
+      const dropper = new pg.Client({ connectionString: serverUrl });
+      await dropper.connect();
+      await dropper.query(`drop database if exists "${name}" with (force)`);
+      await dropper.end();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+interface Timed {
+  seconds: number;
+  eventsPerSec: number;
+  /** CPU milliseconds per 1,000 events: this process, and PostgreSQL's backends (null on PGlite). */
+  cpuMsPerThousand: { node: number; server: number | null };
+  summary: Omit<ImportSummary, "errors"> & { errors: number };
+}
+
+interface Round {
+  backend: Backend;
+  round: number;
+  spendSeconds: number;
+  first: Timed;
+  replay: Timed;
+  stored: { events: number; contacts: number; counted: number; resolved: number; touchpoints: number };
+}
+
+const secrets = createSecretBox([{ id: "bench", key: randomBytes(32) }]);
+
+async function timedImport(fresh: Fresh, account: string, kind: string, file: string, n: number) {
+  const serverBefore = await fresh.serverCpu();
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  const summary = await runImport(fresh.db, secrets, { kind, account, file });
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const serverAfter = await fresh.serverCpu();
+  const perThousand = (ms: number) => Math.round((ms / n) * 1000 * 10) / 10;
+  if (summary.errors.length > 0) {
+    throw new Error(`${kind}: ${summary.errors.length} errors, first: ${JSON.stringify(summary.errors[0])}`);
+  }
+  return {
+    seconds,
+    eventsPerSec: n / seconds,
+    cpuMsPerThousand: {
+      node: perThousand((cpu.user + cpu.system) / 1000),
+      server:
+        serverBefore === null || serverAfter === null
+          ? null
+          : perThousand((serverAfter - serverBefore) * 1000),
+    },
+    summary: { ...summary, errors: summary.errors.length },
+  };
+}
+
+async function runRound(backend: Backend, round: number, files: Files): Promise<Round> {
+  const fresh = await openFresh(backend);
+  const { db } = fresh;
+  try {
+    const account = await createAccount(db, {
+      name: "Import bench",
+      plan: "business",
+      timezone: "Europe/Paris",
+      owner: "owner@bench.ascribe.local",
+    });
+    const spend = await timedImport(fresh, account.id, "spend", files.spend, files.spendRows);
+    const first = await timedImport(fresh, account.id, "events", files.events, files.eventCount);
+    if (first.summary.imported !== files.eventCount) {
+      throw new Error(`first import: ${first.summary.imported} imported, expected ${files.eventCount}`);
+    }
+    const replay = await timedImport(fresh, account.id, "events", files.events, files.eventCount);
+    if (replay.summary.skipped !== files.eventCount || replay.summary.imported + replay.summary.updated > 0) {
+      throw new Error(`replay wrote something: ${JSON.stringify(replay.summary)}`);
+    }
+    const [stored] = await db.admin(account.id, (tx) =>
+      rows<Round["stored"]>(
+        tx,
+        sql`
+          select (select count(*)::int from events where account_id = ${account.id}) as events,
+                 (select count(*)::int from contacts where account_id = ${account.id}) as contacts,
+                 (select count(*)::int from events where account_id = ${account.id} and counted) as counted,
+                 (select count(*)::int from events
+                  where account_id = ${account.id} and resolution <> 'unresolved') as resolved,
+                 (select count(*)::int from touchpoints where account_id = ${account.id}) as touchpoints`,
+      ),
+    );
+    if (!stored || stored.events !== files.eventCount || stored.touchpoints !== files.eventCount) {
+      throw new Error(`stored rows do not match the file: ${JSON.stringify(stored)}`);
+    }
+    return { backend, round, spendSeconds: spend.seconds, first, replay, stored };
+  } finally {
+    await fresh.drop();
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return 0;
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+function cpuText(t: Timed): string {
+  const { node, server } = t.cpuMsPerThousand;
+  return `node ${node} ms${server === null ? "" : ` + pg ${server} ms`}`;
+}
+
+const GOAL_EVENTS_PER_SEC = 20_000;
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(os.tmpdir(), "ascribe-bench-import-"));
+  try {
+    const generated = performance.now();
+    const files = writeFiles(dir);
+    console.log(
+      `Events file: ${files.eventCount} events of ${files.contacts} contacts (demo generator, seed ${seed}, scale ${scale}), ` +
+        `${files.spendRows} spend rows; generated in ${((performance.now() - generated) / 1000).toFixed(1)} s`,
+    );
+    console.log(
+      `  types ${Object.entries(files.byType)
+        .map(([t, n]) => `${t} ${n}`)
+        .join(
+          ", ",
+        )}; ad id ${files.withAdId}, utm_content only ${files.withUtmContentOnly}, no UTM ${files.withoutUtm}`,
+    );
+    const results: Round[] = [];
+    for (const backend of backends as Backend[]) {
+      console.log(
+        `\n${backend}${backend === "postgres" ? ` (${new URL(serverUrl).host})` : " (in memory)"}:`,
+      );
+      for (let round = 1; round <= rounds; round++) {
+        const r = await runRound(backend, round, files);
+        results.push(r);
+        console.log(
+          `  round ${round}/${rounds}  first ${r.first.eventsPerSec.toFixed(0).padStart(6)} events/s (${r.first.seconds.toFixed(2)} s)` +
+            ` cpu/1k ${cpuText(r.first)}` +
+            `  replay ${r.replay.eventsPerSec.toFixed(0).padStart(6)} events/s (${r.replay.seconds.toFixed(2)} s)` +
+            ` cpu/1k ${cpuText(r.replay)}` +
+            `  spend ${r.spendSeconds.toFixed(2)} s  stored ${r.stored.events} events, ${r.stored.contacts} contacts, ` +
+            `${r.stored.counted} counted sales, ${r.stored.resolved} resolved`,
+        );
+      }
+    }
+    const medians = Object.fromEntries(
+      (backends as Backend[]).map((backend) => {
+        const mine = results.filter((r) => r.backend === backend);
+        return [
+          backend,
+          {
+            firstEventsPerSec: Math.round(median(mine.map((r) => r.first.eventsPerSec))),
+            replayEventsPerSec: Math.round(median(mine.map((r) => r.replay.eventsPerSec))),
+            firstSeconds: median(mine.map((r) => r.first.seconds)),
+            replaySeconds: median(mine.map((r) => r.replay.seconds)),
+          },
+        ];
+      }),
+    );
+    console.log(`\nMedians over ${rounds} round(s), ${files.eventCount} events:`);
+    console.log("  backend     first events/s  replay events/s");
+    for (const [backend, m] of Object.entries(medians)) {
+      console.log(
+        `  ${backend.padEnd(10)} ${String(m.firstEventsPerSec).padStart(15)} ${String(m.replayEventsPerSec).padStart(16)}`,
+      );
+    }
+    const pgFirst = medians.postgres?.firstEventsPerSec;
+    const goal =
+      pgFirst === undefined
+        ? null
+        : { eventsPerSec: GOAL_EVENTS_PER_SEC, postgresFirst: pgFirst, met: pgFirst >= GOAL_EVENTS_PER_SEC };
+    if (goal) {
+      console.log(
+        `\n  PostgreSQL first import ${goal.postgresFirst} events/s  goal ≥ ${GOAL_EVENTS_PER_SEC}  ${goal.met ? "PASS" : "MISS"}`,
+      );
+    }
+
+    const cpu = os.cpus();
+    const output = {
+      suite: "import",
+      timestamp: new Date().toISOString(),
+      machine: {
+        node: process.version,
+        platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+        cpus: cpu.length,
+        cpuModel: cpu[0]?.model ?? "unknown",
+        totalMemoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+        loadAverage1m: os.loadavg()[0] ?? 0,
+      },
+      parameters: { rounds, scale, seed, backends, postgres: new URL(serverUrl).host },
+      file: { ...files, spend: undefined, events: undefined },
+      runs: results,
+      medians,
+      goal,
+    };
+    const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
+    mkdirSync(resultsDir, { recursive: true });
+    const json = `${JSON.stringify(output, null, 2)}\n`;
+    const file = `${resultsDir}import-${output.timestamp.replaceAll(":", "-")}.json`;
+    writeFileSync(file, json);
+    writeFileSync(`${resultsDir}import-latest.json`, json);
+    console.log(`\nResults: ${file} (and import-latest.json)`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exitCode = 1;
+});
