@@ -61,6 +61,7 @@ describe("row-level security", () => {
         "members",
         "pixels",
         "purchases",
+        "report_rollup_daily",
         "reps",
         "touchpoints",
         "tracking_hosts",
