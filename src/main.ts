@@ -11,6 +11,7 @@ import { createSecretBox, loadOrCreateKeyring, type SecretBox } from "./crypto/s
 import { type Database, openEmbedded, openPostgres } from "./db/client.ts";
 import { createAuditWriter } from "./http/audit.ts";
 import { type CounterStore, createMemoryCounterStore, createRedisCounterStore } from "./http/rate-limiter.ts";
+import { collectServicesFor } from "./ingest/collect-services.ts";
 import { routes } from "./routes/index.ts";
 import { API_PREFIX } from "./routes/route-def.ts";
 
@@ -100,6 +101,8 @@ export async function startService(config: Config, logger: Logger = pino({ level
       logger,
       routes,
       siteUrl: () => siteUrl,
+      // Beacons: the production limits, account cache and group-commit writer for this database.
+      collect: collectServicesFor(db),
     });
     opened.push(() => app.close());
     await app.listen({ port: config.port, host: config.host });
