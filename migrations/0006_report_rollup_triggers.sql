@@ -1,10 +1,11 @@
--- report_rollup_daily gets forced RLS and the tenant policy, like every table with account_id.
 SELECT ascribe_enforce_tenancy();
 --> statement-breakpoint
--- The rollup's one statement: add the deltas of a set of event rows (`source` yields events' columns
--- plus `sign`, +1 for a row that appears, -1 for one that goes) to report_rollup_daily, under every
--- dimension. Shared by the triggers (transition tables) and the rebuild (the account's events).
-CREATE FUNCTION ascribe_report_rollup_sql(source text) RETURNS text
+-- report_rollup_delta and report_rollup_daily get forced RLS and the tenant policy, like every
+-- table with account_id (above). The rollup's one statement: aggregate a set of event rows
+-- (`source` yields events' columns plus `sign`, +1 for a row that appears, -1 for one that goes)
+-- under every dimension and append the sums to `target`. Shared by the triggers (transition tables
+-- into the delta log) and the rebuild (an account's events into the rollup).
+CREATE FUNCTION ascribe_report_rollup_sql(source text, target text) RETURNS text
   LANGUAGE sql IMMUTABLE
   AS $fn$ SELECT format($q$
     WITH delta AS (%s),
@@ -52,40 +53,30 @@ CREATE FUNCTION ascribe_report_rollup_sql(source text) RETURNS text
       FROM keyed
       GROUP BY account_id, dim, day, key
     )
-    INSERT INTO report_rollup_daily AS r (account_id, dim, day, key, leads, applications, bookings,
-      no_shows, cancels, sales_lost, sales, revenue, refunds, disputes, meetings)
+    INSERT INTO %I (account_id, dim, day, key, leads, applications, bookings, no_shows, cancels,
+      sales_lost, sales, revenue, refunds, disputes, meetings)
     SELECT * FROM summed
     -- An update that changed nothing the rollup counts nets to zero: nothing to write.
     WHERE (leads, applications, bookings, no_shows, cancels, sales_lost, sales, revenue, refunds,
            disputes, meetings) IS DISTINCT FROM (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    ON CONFLICT (account_id, dim, day, key) DO UPDATE SET
-      leads = r.leads + excluded.leads,
-      applications = r.applications + excluded.applications,
-      bookings = r.bookings + excluded.bookings,
-      no_shows = r.no_shows + excluded.no_shows,
-      cancels = r.cancels + excluded.cancels,
-      sales_lost = r.sales_lost + excluded.sales_lost,
-      sales = r.sales + excluded.sales,
-      revenue = r.revenue + excluded.revenue,
-      refunds = r.refunds + excluded.refunds,
-      disputes = r.disputes + excluded.disputes,
-      meetings = r.meetings + excluded.meetings
-  $q$, source) $fn$;
+  $q$, source, target) $fn$;
 --> statement-breakpoint
 -- Statement-level: one aggregate per INSERT/UPDATE/DELETE statement, however many rows it wrote,
--- so set-based ingestion pays once per batch. The transition tables are only visible here, in the
+-- so set-based ingestion pays once per batch. It only appends to the delta log: writers never wait
+-- for each other on the rollup's rows. The transition tables are only visible here, in the
 -- trigger's own function, hence EXECUTE of the shared text.
 CREATE FUNCTION ascribe_events_rollup() RETURNS trigger
   LANGUAGE plpgsql
   AS $fn$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    EXECUTE ascribe_report_rollup_sql('SELECT n.*, 1 AS sign FROM new_rows n');
+    EXECUTE ascribe_report_rollup_sql('SELECT n.*, 1 AS sign FROM new_rows n', 'report_rollup_delta');
   ELSIF TG_OP = 'DELETE' THEN
-    EXECUTE ascribe_report_rollup_sql('SELECT o.*, -1 AS sign FROM old_rows o');
+    EXECUTE ascribe_report_rollup_sql('SELECT o.*, -1 AS sign FROM old_rows o', 'report_rollup_delta');
   ELSE
     EXECUTE ascribe_report_rollup_sql(
-      'SELECT n.*, 1 AS sign FROM new_rows n UNION ALL SELECT o.*, -1 AS sign FROM old_rows o');
+      'SELECT n.*, 1 AS sign FROM new_rows n UNION ALL SELECT o.*, -1 AS sign FROM old_rows o',
+      'report_rollup_delta');
   END IF;
   RETURN NULL;
 END $fn$;
@@ -102,14 +93,51 @@ CREATE TRIGGER events_rollup_delete AFTER DELETE ON events
   REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION ascribe_events_rollup();
 --> statement-breakpoint
+-- Folds an account's pending deltas into its rollup, in one statement. Reports call it before they
+-- read. Two folds at once: the second waits on the rows the first deletes, then finds them gone.
+CREATE FUNCTION ascribe_fold_report_rollup(account uuid) RETURNS void
+  LANGUAGE sql
+  AS $fn$
+  WITH moved AS (
+    DELETE FROM report_rollup_delta WHERE account_id = account RETURNING *
+  ),
+  summed AS (
+    SELECT account_id, dim, day, key, sum(leads) AS leads, sum(applications) AS applications,
+      sum(bookings) AS bookings, sum(no_shows) AS no_shows, sum(cancels) AS cancels,
+      sum(sales_lost) AS sales_lost, sum(sales) AS sales, sum(revenue) AS revenue,
+      sum(refunds) AS refunds, sum(disputes) AS disputes, sum(meetings) AS meetings
+    FROM moved
+    GROUP BY account_id, dim, day, key
+  )
+  INSERT INTO report_rollup_daily AS r (account_id, dim, day, key, leads, applications, bookings,
+    no_shows, cancels, sales_lost, sales, revenue, refunds, disputes, meetings)
+  SELECT * FROM summed
+  -- One global order: two folds never wait on each other in a cycle.
+  ORDER BY account_id, dim, day, key
+  ON CONFLICT (account_id, dim, day, key) DO UPDATE SET
+    leads = r.leads + excluded.leads,
+    applications = r.applications + excluded.applications,
+    bookings = r.bookings + excluded.bookings,
+    no_shows = r.no_shows + excluded.no_shows,
+    cancels = r.cancels + excluded.cancels,
+    sales_lost = r.sales_lost + excluded.sales_lost,
+    sales = r.sales + excluded.sales,
+    revenue = r.revenue + excluded.revenue,
+    refunds = r.refunds + excluded.refunds,
+    disputes = r.disputes + excluded.disputes,
+    meetings = r.meetings + excluded.meetings
+$fn$;
+--> statement-breakpoint
 -- Recomputes one account's rollup from its events (repair, or after a timezone change).
 CREATE FUNCTION ascribe_rebuild_report_rollup(account uuid) RETURNS void
   LANGUAGE plpgsql
   AS $fn$
 BEGIN
+  DELETE FROM report_rollup_delta WHERE account_id = account;
   DELETE FROM report_rollup_daily WHERE account_id = account;
   EXECUTE ascribe_report_rollup_sql(
-    format('SELECT e.*, 1 AS sign FROM events e WHERE e.account_id = %L', account));
+    format('SELECT e.*, 1 AS sign FROM events e WHERE e.account_id = %L', account),
+    'report_rollup_daily');
 END $fn$;
 --> statement-breakpoint
 -- Backfill the events stored before this migration. The owner is subject to the forced tenant
@@ -121,6 +149,8 @@ ALTER TABLE events NO FORCE ROW LEVEL SECURITY;
 --> statement-breakpoint
 ALTER TABLE report_rollup_daily NO FORCE ROW LEVEL SECURITY;
 --> statement-breakpoint
+ALTER TABLE report_rollup_delta NO FORCE ROW LEVEL SECURITY;
+--> statement-breakpoint
 SELECT ascribe_rebuild_report_rollup(id) FROM accounts;
 --> statement-breakpoint
 ALTER TABLE accounts FORCE ROW LEVEL SECURITY;
@@ -128,3 +158,5 @@ ALTER TABLE accounts FORCE ROW LEVEL SECURITY;
 ALTER TABLE events FORCE ROW LEVEL SECURITY;
 --> statement-breakpoint
 ALTER TABLE report_rollup_daily FORCE ROW LEVEL SECURITY;
+--> statement-breakpoint
+ALTER TABLE report_rollup_delta FORCE ROW LEVEL SECURITY;

@@ -300,19 +300,31 @@ export const events = pgTable(
     index("events_contact_idx").on(t.accountId, t.contactId, t.eventDatetime),
     index("events_ad_idx").on(t.accountId, t.resolvedAdId),
     // Meetings are placed by booking day (and today's split into past and upcoming by time).
-    index("events_booking_date_idx")
-      .on(t.accountId, t.bookingDate)
-      .where(sql`${t.eventType} = 'booking'`),
+    index("events_booking_date_idx").on(t.accountId, t.bookingDate).where(sql`${t.eventType} = 'booking'`),
   ],
 );
 
+/** The measures of the report rollup and of its pending deltas. */
+const rollupMeasures = () => ({
+  leads: integer("leads").notNull().default(0),
+  applications: integer("applications").notNull().default(0),
+  bookings: integer("bookings").notNull().default(0),
+  noShows: integer("no_shows").notNull().default(0),
+  cancels: integer("cancels").notNull().default(0),
+  salesLost: integer("sales_lost").notNull().default(0),
+  sales: integer("sales").notNull().default(0),
+  revenue: money("revenue").notNull().default(0),
+  refunds: money("refunds").notNull().default(0),
+  disputes: money("disputes").notNull().default(0),
+  meetings: integer("meetings").notNull().default(0),
+});
+
 /**
  * Daily event aggregates the reports read instead of scanning events (docs/metrics.md "Rollup").
- * Kept exact by statement-level triggers on `events` (migration 0006): every insert, update and
- * delete adds its delta, whatever path wrote it. One row per account, dimension, key and day:
- * `dim` is `total` (key ''), `ad` (key `platform/ad_id` of the resolved ad, '' unresolved),
- * `source`, `campaign` (events without a resolved ad only), `product` or `rep` ('' = none).
- * Event counts sit on the event's day in the account's timezone, `meetings` on the booking day.
+ * One row per account, dimension, key and day: `dim` is `total` (key ''), `ad` (key
+ * `platform/ad_id` of the resolved ad, '' unresolved), `source`, `campaign` (events without a
+ * resolved ad only), `product` or `rep` ('' = none). Event counts sit on the event's day in the
+ * account's timezone, `meetings` on the booking day.
  */
 export const reportRollupDaily = pgTable(
   "report_rollup_daily",
@@ -321,19 +333,28 @@ export const reportRollupDaily = pgTable(
     dim: text("dim").notNull(),
     day: date("day", { mode: "string" }).notNull(),
     key: text("key").notNull(),
-    leads: integer("leads").notNull().default(0),
-    applications: integer("applications").notNull().default(0),
-    bookings: integer("bookings").notNull().default(0),
-    noShows: integer("no_shows").notNull().default(0),
-    cancels: integer("cancels").notNull().default(0),
-    salesLost: integer("sales_lost").notNull().default(0),
-    sales: integer("sales").notNull().default(0),
-    revenue: numeric("revenue", { precision: 14, scale: 2, mode: "number" }).notNull().default(0),
-    refunds: numeric("refunds", { precision: 14, scale: 2, mode: "number" }).notNull().default(0),
-    disputes: numeric("disputes", { precision: 14, scale: 2, mode: "number" }).notNull().default(0),
-    meetings: integer("meetings").notNull().default(0),
+    ...rollupMeasures(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.dim, t.day, t.key] })],
+);
+
+/**
+ * What writes to `events` changed, not yet folded into report_rollup_daily. Statement-level
+ * triggers on events append here (insert only: concurrent writers never wait on each other, so
+ * they cannot deadlock on the rollup's hot rows); a report folds its account's deltas into the
+ * rollup before reading it (migration 0006).
+ */
+export const reportRollupDelta = pgTable(
+  "report_rollup_delta",
+  {
+    accountId: accountRef(),
+    id: bigint("id", { mode: "number" }).generatedAlwaysAsIdentity(),
+    dim: text("dim").notNull(),
+    day: date("day", { mode: "string" }).notNull(),
+    key: text("key").notNull(),
+    ...rollupMeasures(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.id] })],
 );
 
 /** A touch of a contact (or a not yet known visitor): a web visit or a conversion. */

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import type { ReportWindow } from "../reports/window.ts";
+import { foldReportRollup } from "./fold-report-rollup.ts";
 
 export const BREAKDOWN_DIMENSIONS = ["source", "campaign", "product", "rep"] as const;
 export type BreakdownDimension = (typeof BREAKDOWN_DIMENSIONS)[number];
@@ -17,59 +18,57 @@ export interface BreakdownRow {
 }
 
 /**
- * The dashboard's counts split by one dimension of each event (docs/metrics.md "Breakdowns"):
- * `source` = its utm_source (after enrichment); `campaign` = the campaign of its resolved ad, else
- * its campaign_name, else utm_campaign; `product` = product_name, else product_key; `rep` =
- * assigned_user_name. Events without a value form the row whose dimension_key is null, so the rows
- * add up to the KPI totals. Sorted by revenue, then leads, descending.
+ * The dashboard's counts split by one dimension of each event (docs/metrics.md "Breakdowns"), from
+ * the daily rollup: `source` = utm_source (after enrichment); `campaign` = the campaign of the
+ * event's resolved ad, else (no resolved ad) its campaign_name, else utm_campaign; `product` =
+ * product_name, else product_key; `rep` = assigned_user_name. Events without a value form the row
+ * whose dimension_key is null, so the rows add up to the KPI totals. Sorted by revenue, then leads,
+ * descending, then by key.
  */
 export async function dashboardBreakdown(
   db: Sql,
   accountId: string,
-  params: { window: ReportWindow; dim: BreakdownDimension; now: Date },
+  params: { window: ReportWindow; dim: BreakdownDimension },
 ): Promise<BreakdownRow[]> {
   const w = params.window;
-  // The dimension is one of four fixed expressions chosen here, never text from the request.
-  const key = {
-    source: sql`nullif(btrim(e.utm_source), '')`,
-    campaign: sql`coalesce(a.campaign_name, nullif(btrim(e.campaign_name), ''), nullif(btrim(e.utm_campaign), ''))`,
-    product: sql`coalesce(nullif(btrim(e.product_name), ''), nullif(btrim(e.product_key), ''))`,
-    rep: sql`nullif(btrim(e.assigned_user_name), '')`,
-  }[params.dim];
+  await foldReportRollup(db, accountId);
+  // Campaigns of resolved events come from their ad's current campaign (the rollup keeps the ad),
+  // the others from the event itself (the rollup's `campaign` rows).
+  const keyed =
+    params.dim === "campaign"
+      ? sql`
+        select a.campaign_name as key, r.*
+        from report_rollup_daily r
+        left join ads a on a.account_id = r.account_id and a.platform || '/' || a.ad_id = r.key
+        where r.account_id = ${accountId} and r.dim = 'ad' and r.key <> ''
+          and r.day between ${w.from}::date and ${w.to}::date
+        union all
+        select r.key, r.*
+        from report_rollup_daily r
+        where r.account_id = ${accountId} and r.dim = 'campaign'
+          and r.day between ${w.from}::date and ${w.to}::date`
+      : sql`
+        select r.key, r.*
+        from report_rollup_daily r
+        where r.account_id = ${accountId} and r.dim = ${params.dim}
+          and r.day between ${w.from}::date and ${w.to}::date`;
   return rows<BreakdownRow>(
     db,
     sql`
-    with tagged as (
-      select ${key} as dimension_key, e.event_type, e.counted, e.group_revenue, e.booking_date,
-             e.booking_time, e.cancelled_at,
-             e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
-               as in_window
-      from events e
-      left join ads a
-        on a.account_id = e.account_id and a.platform = e.resolved_platform and a.ad_id = e.resolved_ad_id
-      where e.account_id = ${accountId}
-        and (
-          (e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz)
-          or (e.event_type = 'booking' and e.booking_date between ${w.from}::date and ${w.to}::date)
-        )
-    ),
+    with keyed (dimension_key, account_id, dim, day, rollup_key, leads, applications, bookings,
+                no_shows, cancels, sales_lost, sales, revenue, refunds, disputes, meetings) as (${keyed}),
     grouped as (
       select
-        dimension_key,
-        count(*) filter (where in_window and event_type = 'lead') as leads,
-        count(*) filter (where in_window and event_type = 'application') as applications,
-        count(*) filter (where in_window and event_type = 'booking') as bookings,
-        count(*) filter (where in_window and event_type = 'no_show') as no_shows,
-        count(*) filter (
-          where event_type = 'booking' and cancelled_at is null
-            and booking_date between ${w.from}::date and ${w.to}::date
-            and (booking_date + coalesce(booking_time, '00:00')::time) at time zone ${w.timezone}
-                <= ${params.now.toISOString()}::timestamptz
-        ) as past_meetings,
-        count(*) filter (where in_window and counted) as sales,
-        coalesce(sum(group_revenue) filter (where in_window and counted), 0) as revenue
-      from tagged
-      group by dimension_key
+        nullif(dimension_key, '') as dimension_key,
+        sum(leads) as leads,
+        sum(applications) as applications,
+        sum(bookings) as bookings,
+        sum(no_shows) as no_shows,
+        coalesce(sum(meetings) filter (where day < ${w.today}::date), 0) as past_meetings,
+        sum(sales) as sales,
+        sum(revenue) as revenue
+      from keyed
+      group by 1
     )
     select
       dimension_key,

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import type { ReportWindow } from "../reports/window.ts";
+import { foldReportRollup } from "./fold-report-rollup.ts";
 
 export interface DashboardKpis {
   from: string;
@@ -26,43 +27,36 @@ export interface DashboardKpis {
 }
 
 /**
- * The KPI object over a window (docs/metrics.md "Dashboard"). Counts by event date; meetings by
- * booking date; sales are counted purchases, their revenue, refunds and disputes those of the
- * purchase; spend by spend date. Money rounded to cents, rates to 4 decimals, x/0 → null.
+ * The KPI object over a window (docs/metrics.md "Dashboard"), from the daily rollup's `total` rows:
+ * counts by event day, meetings by booking day (past when the day is over), sales are counted
+ * purchases with their revenue, refunds and disputes; spend by spend date. Money rounded to cents,
+ * rates to 4 decimals, x/0 → null.
  */
 export async function dashboardKpis(
   db: Sql,
   accountId: string,
-  params: { window: ReportWindow; now: Date },
+  params: { window: ReportWindow },
 ): Promise<DashboardKpis> {
   const w = params.window;
+  await foldReportRollup(db, accountId);
   const [row] = await rows<DashboardKpis>(
     db,
     sql`
-    with ev as (
+    with r as (
       select
-        count(*) filter (where e.event_type = 'lead') as leads,
-        count(*) filter (where e.event_type = 'application') as applications,
-        count(*) filter (where e.event_type = 'booking') as bookings,
-        count(*) filter (where e.event_type = 'no_show') as no_shows,
-        count(*) filter (where e.counted) as sales,
-        coalesce(sum(e.group_revenue) filter (where e.counted), 0) as revenue,
-        coalesce(sum(e.group_refunds) filter (where e.counted), 0) as refunds,
-        coalesce(sum(e.group_disputes) filter (where e.counted), 0) as disputes
-      from events e
-      where e.account_id = ${accountId}
-        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
-    ),
-    meetings as (
-      select
-        count(*) as meetings,
-        count(*) filter (
-          where (b.booking_date + coalesce(b.booking_time, '00:00')::time) at time zone ${w.timezone}
-                <= ${params.now.toISOString()}::timestamptz
-        ) as past
-      from events b
-      where b.account_id = ${accountId} and b.event_type = 'booking' and b.cancelled_at is null
-        and b.booking_date between ${w.from}::date and ${w.to}::date
+        coalesce(sum(r.leads), 0) as leads,
+        coalesce(sum(r.applications), 0) as applications,
+        coalesce(sum(r.bookings), 0) as bookings,
+        coalesce(sum(r.no_shows), 0) as no_shows,
+        coalesce(sum(r.meetings), 0) as meetings,
+        coalesce(sum(r.meetings) filter (where r.day < ${w.today}::date), 0) as past_meetings,
+        coalesce(sum(r.sales), 0) as sales,
+        coalesce(sum(r.revenue), 0) as revenue,
+        coalesce(sum(r.refunds), 0) as refunds,
+        coalesce(sum(r.disputes), 0) as disputes
+      from report_rollup_daily r
+      where r.account_id = ${accountId} and r.dim = 'total'
+        and r.day between ${w.from}::date and ${w.to}::date
     ),
     spend as (
       select coalesce(sum(s.spend), 0) as spend
@@ -70,8 +64,7 @@ export async function dashboardKpis(
       where s.account_id = ${accountId} and s.spend_date between ${w.from}::date and ${w.to}::date
     ),
     base as (
-      select ev.*, meetings.meetings, greatest(meetings.past - ev.no_shows, 0) as shows, spend.spend
-      from ev, meetings, spend
+      select r.*, greatest(r.past_meetings - r.no_shows, 0) as shows, spend.spend from r, spend
     )
     select
       ${w.from} as "from",

@@ -58,6 +58,8 @@ export interface ReportWindow {
   /** The instant the day after `to` begins (exclusive bound), ISO 8601. */
   end: string;
   days: number;
+  /** Today in the account's timezone: meetings of earlier days are past. */
+  today: string;
 }
 
 /** Today's calendar date in a timezone. */
@@ -122,5 +124,6 @@ export function reportWindow(
     start: startOfDay(from, tenant.timezone).toISOString(),
     end: startOfDay(addDays(to, 1), tenant.timezone).toISOString(),
     days: Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1,
+    today,
   };
 }

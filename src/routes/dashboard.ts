@@ -14,7 +14,7 @@ export const dashboardRoutes = [
     description:
       "Headline KPIs over a window (from/to, default the last 30 days): leads, applications, bookings, meetings, shows, no-shows, sales, revenue, average ticket, refunds, disputes, net revenue, spend, spend per lead and per sale, ROAS, show and close rates.",
     handler: ({ tx, tenant, input, now }) =>
-      dashboardKpis(tx, tenant.accountId, { window: reportWindow(input, tenant, now), now }),
+      dashboardKpis(tx, tenant.accountId, { window: reportWindow(input, tenant, now) }),
   }),
   defineRoute({
     methods: ["GET"],
@@ -41,7 +41,6 @@ export const dashboardRoutes = [
       dashboardBreakdown(tx, tenant.accountId, {
         window: reportWindow(input, tenant, now),
         dim: input.dim,
-        now,
       }),
   }),
 ];

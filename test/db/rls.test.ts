@@ -62,6 +62,7 @@ describe("row-level security", () => {
         "pixels",
         "purchases",
         "report_rollup_daily",
+        "report_rollup_delta",
         "reps",
         "touchpoints",
         "tracking_hosts",
