@@ -166,8 +166,8 @@ describe("POST /api/collect: group commit", () => {
     assert.equal(stored.length, 29);
     assert.equal(stored[0]?.external_id, "beacon:group-01");
     assert.equal(stored[28]?.external_id, "beacon:group-29");
-    // Without group commit: 30 transactions. With it, on PostgreSQL, up to 3 batches run at once.
-    assert.ok(tenantTransactions - before <= 4, `${tenantTransactions - before} transactions`);
+    // Without group commit: 30 transactions; with it, the 30 that arrive together share one or two.
+    assert.ok(tenantTransactions - before <= 2, `${tenantTransactions - before} transactions`);
     await app.shut();
   });
 
