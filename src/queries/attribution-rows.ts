@@ -78,8 +78,7 @@ export async function attributionRows(
       select c.*, ${adOfRecordColumns},
         (c.event_type = 'booking' and c.cancelled_at is null
           and c.booking_date between ${w.from}::date and ${w.to}::date) as is_meeting,
-        ((c.booking_date + coalesce(c.booking_time, '00:00')::time) at time zone ${w.timezone}
-          <= ${params.now.toISOString()}::timestamptz) as is_past
+        (c.booking_date < ${w.today}::date) as is_past
       from conv c
       ${lastAdTouchJoin(accountId)}
     ),

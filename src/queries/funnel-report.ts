@@ -92,12 +92,13 @@ export async function funnelReport(
         -- meetings as the contact has no-shows
         select m.starts_at as show_at
         from (
-          select (b.booking_date + coalesce(b.booking_time, '00:00')::time) at time zone ${w.timezone} as starts_at
+          select b.booking_date,
+                 (b.booking_date + coalesce(b.booking_time, '00:00')::time) at time zone ${w.timezone} as starts_at
           from events b
           where b.account_id = ${accountId} and b.contact_id = c.contact_id and b.event_type = 'booking'
             and b.cancelled_at is null and b.booking_date is not null and b.event_datetime >= c.lead_at
         ) m
-        where m.starts_at <= ${now}::timestamptz
+        where m.booking_date < ${w.today}::date
         order by m.starts_at
         offset (
           select count(*) from events n

@@ -48,12 +48,10 @@ export async function salesReps(
     mt as (
       select b.account_id, b.assigned_user_name as rep_name,
         count(*) as meetings,
-        count(*) filter (where b.starts_at <= ${params.now.toISOString()}::timestamptz) as past,
-        count(distinct b.contact_id) filter (where b.starts_at <= ${params.now.toISOString()}::timestamptz)
-          as contacts_met
+        count(*) filter (where b.booking_date < ${w.today}::date) as past,
+        count(distinct b.contact_id) filter (where b.booking_date < ${w.today}::date) as contacts_met
       from (
-        select m.account_id, m.assigned_user_name, m.contact_id,
-          (m.booking_date + coalesce(m.booking_time, '00:00')::time) at time zone ${w.timezone} as starts_at
+        select m.account_id, m.assigned_user_name, m.contact_id, m.booking_date
         from events m
         where m.account_id = ${accountId} and m.event_type = 'booking' and m.cancelled_at is null
           and m.booking_date between ${w.from}::date and ${w.to}::date

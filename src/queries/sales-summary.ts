@@ -65,8 +65,7 @@ export async function salesSummary(
         count(*) filter (where b.cancelled_at is null) as meetings,
         count(*) filter (
           where b.cancelled_at is null
-            and (b.booking_date + coalesce(b.booking_time, '00:00')::time) at time zone ${w.timezone}
-                <= ${params.now.toISOString()}::timestamptz
+            and b.booking_date < ${w.today}::date
         ) as past,
         count(*) filter (where b.cancelled_at is not null) as cancelled
       from events b
