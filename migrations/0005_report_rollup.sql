@@ -37,6 +37,9 @@ CREATE TABLE "report_rollup_delta" (
 	CONSTRAINT "report_rollup_delta_account_id_id_pk" PRIMARY KEY("account_id","id")
 );
 --> statement-breakpoint
+ALTER TABLE "events" ADD COLUMN "record_platform" text;--> statement-breakpoint
+ALTER TABLE "events" ADD COLUMN "record_ad_id" text;--> statement-breakpoint
 ALTER TABLE "report_rollup_daily" ADD CONSTRAINT "report_rollup_daily_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "report_rollup_delta" ADD CONSTRAINT "report_rollup_delta_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "events_booking_date_idx" ON "events" USING btree ("account_id","booking_date") WHERE "events"."event_type" = 'booking';
+CREATE INDEX "events_booking_date_idx" ON "events" USING btree ("account_id","booking_date") WHERE "events"."event_type" = 'booking';--> statement-breakpoint
+CREATE INDEX "touchpoints_ad_touch_idx" ON "touchpoints" USING btree ("account_id","contact_id","occurred_at") WHERE "touchpoints"."resolved_ad_id" is not null;

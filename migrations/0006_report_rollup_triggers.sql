@@ -1,5 +1,124 @@
 SELECT ascribe_enforce_tenancy();
 --> statement-breakpoint
+-- The ad of record's fallback (docs/attribution.md): a contact's last ad touch (a touchpoint whose
+-- ad resolved; an email, bio-link or organic touch never has one) at or before `at`, within 365
+-- days; ties at one instant go to the larger touchpoint id. Inlined by the planner; served by
+-- touchpoints_ad_touch_idx.
+CREATE FUNCTION ascribe_last_ad_touch(account uuid, contact uuid, at timestamptz)
+  RETURNS TABLE (platform text, ad_id text)
+  LANGUAGE sql STABLE
+  AS $fn$
+  SELECT tp.resolved_platform, tp.resolved_ad_id
+  FROM touchpoints tp
+  WHERE tp.account_id = account AND tp.contact_id = contact AND tp.resolved_ad_id IS NOT NULL
+    AND tp.occurred_at <= at AND tp.occurred_at >= at - interval '365 days'
+  ORDER BY tp.occurred_at DESC, tp.id DESC
+  LIMIT 1
+$fn$;
+--> statement-breakpoint
+-- An event's ad of record as it is written: its resolved ad, else the contact's last ad touch.
+CREATE FUNCTION ascribe_events_ad_of_record() RETURNS trigger
+  LANGUAGE plpgsql
+  AS $fn$
+BEGIN
+  IF TG_OP = 'UPDATE'
+     AND NEW.resolved_platform IS NOT DISTINCT FROM OLD.resolved_platform
+     AND NEW.resolved_ad_id IS NOT DISTINCT FROM OLD.resolved_ad_id
+     AND NEW.contact_id IS NOT DISTINCT FROM OLD.contact_id
+     AND NEW.event_datetime = OLD.event_datetime THEN
+    -- Nothing it depends on changed; the statement may be the touchpoints trigger setting it.
+    RETURN NEW;
+  END IF;
+  IF NEW.resolved_ad_id IS NOT NULL THEN
+    NEW.record_platform := NEW.resolved_platform;
+    NEW.record_ad_id := NEW.resolved_ad_id;
+  ELSE
+    NEW.record_platform := NULL;
+    NEW.record_ad_id := NULL;
+    IF NEW.contact_id IS NOT NULL THEN
+      SELECT l.platform, l.ad_id INTO NEW.record_platform, NEW.record_ad_id
+      FROM ascribe_last_ad_touch(NEW.account_id, NEW.contact_id, NEW.event_datetime) l;
+    END IF;
+  END IF;
+  RETURN NEW;
+END $fn$;
+--> statement-breakpoint
+CREATE TRIGGER events_ad_of_record BEFORE INSERT OR UPDATE ON events
+  FOR EACH ROW EXECUTE FUNCTION ascribe_events_ad_of_record();
+--> statement-breakpoint
+-- Recomputes the ad of record of the events without a resolved ad of some contacts (all of the
+-- account's when `contact_ids` is NULL); writes only what changed.
+CREATE FUNCTION ascribe_refresh_ad_of_record(account uuid, contact_ids uuid[]) RETURNS void
+  LANGUAGE sql
+  AS $fn$
+  UPDATE events e
+  SET record_platform = r.platform, record_ad_id = r.ad_id
+  FROM (
+    SELECT x.account_id, x.id, l.platform, l.ad_id
+    FROM events x
+    LEFT JOIN LATERAL ascribe_last_ad_touch(x.account_id, x.contact_id, x.event_datetime) l ON true
+    WHERE x.account_id = account AND x.resolved_ad_id IS NULL AND x.contact_id IS NOT NULL
+      AND (contact_ids IS NULL OR x.contact_id = ANY (contact_ids))
+  ) r
+  WHERE e.account_id = r.account_id AND e.id = r.id
+    AND (e.record_platform, e.record_ad_id) IS DISTINCT FROM (r.platform, r.ad_id)
+$fn$;
+--> statement-breakpoint
+-- A touchpoint that gains, loses or moves an ad touch (a beacon, an imported visit, a visitor who
+-- becomes a contact, an ad re-resolution) changes the ad of record of its contact's later events.
+-- Statement-level: one refresh per statement for the contacts it touched.
+CREATE FUNCTION ascribe_touchpoints_ad_of_record() RETURNS trigger
+  LANGUAGE plpgsql
+  AS $fn$
+DECLARE
+  touched record;
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    FOR touched IN
+      SELECT account_id, array_agg(DISTINCT contact_id) AS contacts FROM new_rows
+      WHERE contact_id IS NOT NULL AND resolved_ad_id IS NOT NULL GROUP BY account_id
+    LOOP
+      PERFORM ascribe_refresh_ad_of_record(touched.account_id, touched.contacts);
+    END LOOP;
+  ELSIF TG_OP = 'DELETE' THEN
+    FOR touched IN
+      SELECT account_id, array_agg(DISTINCT contact_id) AS contacts FROM old_rows
+      WHERE contact_id IS NOT NULL AND resolved_ad_id IS NOT NULL GROUP BY account_id
+    LOOP
+      PERFORM ascribe_refresh_ad_of_record(touched.account_id, touched.contacts);
+    END LOOP;
+  ELSE
+    -- Before and after: a touch that moved to another contact changes both contacts' events.
+    FOR touched IN
+      SELECT moved.account_id, array_agg(DISTINCT moved.contact_id) AS contacts
+      FROM new_rows n
+      JOIN old_rows o ON o.account_id = n.account_id AND o.id = n.id
+      CROSS JOIN LATERAL (VALUES (n.account_id, n.contact_id), (o.account_id, o.contact_id))
+        AS moved(account_id, contact_id)
+      WHERE (n.contact_id, n.resolved_platform, n.resolved_ad_id, n.occurred_at)
+            IS DISTINCT FROM (o.contact_id, o.resolved_platform, o.resolved_ad_id, o.occurred_at)
+        AND (n.resolved_ad_id IS NOT NULL OR o.resolved_ad_id IS NOT NULL)
+        AND moved.contact_id IS NOT NULL
+      GROUP BY moved.account_id
+    LOOP
+      PERFORM ascribe_refresh_ad_of_record(touched.account_id, touched.contacts);
+    END LOOP;
+  END IF;
+  RETURN NULL;
+END $fn$;
+--> statement-breakpoint
+CREATE TRIGGER touchpoints_ad_of_record_insert AFTER INSERT ON touchpoints
+  REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION ascribe_touchpoints_ad_of_record();
+--> statement-breakpoint
+CREATE TRIGGER touchpoints_ad_of_record_update AFTER UPDATE ON touchpoints
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION ascribe_touchpoints_ad_of_record();
+--> statement-breakpoint
+CREATE TRIGGER touchpoints_ad_of_record_delete AFTER DELETE ON touchpoints
+  REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION ascribe_touchpoints_ad_of_record();
+--> statement-breakpoint
 -- report_rollup_delta and report_rollup_daily get forced RLS and the tenant policy, like every
 -- table with account_id (above). The rollup's one statement: aggregate a set of event rows
 -- (`source` yields events' columns plus `sign`, +1 for a row that appears, -1 for one that goes)
@@ -13,12 +132,12 @@ CREATE FUNCTION ascribe_report_rollup_sql(source text, target text) RETURNS text
       SELECT d.account_id, d.sign, d.event_type, d.counted, d.group_revenue, d.group_refunds,
              d.group_disputes, false AS is_meeting,
              (d.event_datetime AT TIME ZONE a.timezone)::date AS day,
-             d.resolved_platform, d.resolved_ad_id, d.utm_source, d.utm_campaign, d.campaign_name,
+             d.record_platform, d.record_ad_id, d.utm_source, d.utm_campaign, d.campaign_name,
              d.product_name, d.product_key, d.assigned_user_name
       FROM delta d JOIN accounts a ON a.id = d.account_id
       UNION ALL
       SELECT d.account_id, d.sign, d.event_type, NULL, NULL, NULL, NULL, true, d.booking_date,
-             d.resolved_platform, d.resolved_ad_id, d.utm_source, d.utm_campaign, d.campaign_name,
+             d.record_platform, d.record_ad_id, d.utm_source, d.utm_campaign, d.campaign_name,
              d.product_name, d.product_key, d.assigned_user_name
       FROM delta d
       WHERE d.event_type = 'booking' AND d.booking_date IS NOT NULL AND d.cancelled_at IS NULL
@@ -28,9 +147,9 @@ CREATE FUNCTION ascribe_report_rollup_sql(source text, target text) RETURNS text
       FROM placed p
       CROSS JOIN LATERAL (VALUES
         ('total', ''),
-        ('ad', CASE WHEN p.resolved_ad_id IS NULL THEN '' ELSE p.resolved_platform || '/' || p.resolved_ad_id END),
+        ('ad', CASE WHEN p.record_ad_id IS NULL THEN '' ELSE p.record_platform || '/' || p.record_ad_id END),
         ('source', coalesce(nullif(btrim(p.utm_source), ''), '')),
-        ('campaign', CASE WHEN p.resolved_ad_id IS NULL
+        ('campaign', CASE WHEN p.record_ad_id IS NULL
           THEN coalesce(nullif(btrim(p.campaign_name), ''), nullif(btrim(p.utm_campaign), ''), '') END),
         ('product', coalesce(nullif(btrim(p.product_name), ''), nullif(btrim(p.product_key), ''), '')),
         ('rep', coalesce(nullif(btrim(p.assigned_user_name), ''), ''))
@@ -151,7 +270,16 @@ ALTER TABLE report_rollup_daily NO FORCE ROW LEVEL SECURITY;
 --> statement-breakpoint
 ALTER TABLE report_rollup_delta NO FORCE ROW LEVEL SECURITY;
 --> statement-breakpoint
+ALTER TABLE touchpoints NO FORCE ROW LEVEL SECURITY;
+--> statement-breakpoint
+UPDATE events SET record_platform = resolved_platform, record_ad_id = resolved_ad_id
+WHERE resolved_ad_id IS NOT NULL;
+--> statement-breakpoint
+SELECT ascribe_refresh_ad_of_record(id, NULL) FROM accounts;
+--> statement-breakpoint
 SELECT ascribe_rebuild_report_rollup(id) FROM accounts;
+--> statement-breakpoint
+ALTER TABLE touchpoints FORCE ROW LEVEL SECURITY;
 --> statement-breakpoint
 ALTER TABLE accounts FORCE ROW LEVEL SECURITY;
 --> statement-breakpoint

@@ -279,6 +279,13 @@ export const events = pgTable(
       .default("unresolved"),
     resolvedPlatform: text("resolved_platform"),
     resolvedAdId: text("resolved_ad_id"),
+    /**
+     * The ad of record (docs/attribution.md): the resolved ad, else the contact's last ad touch at
+     * or before the event within 365 days. Kept by triggers (migration 0006) as events and
+     * touchpoints change.
+     */
+    recordPlatform: text("record_platform"),
+    recordAdId: text("record_ad_id"),
     // Sale counting (docs/metrics.md), materialized on sale-type events.
     counted: boolean("counted"),
     dropReason: text("drop_reason"),
@@ -322,8 +329,8 @@ const rollupMeasures = () => ({
 /**
  * Daily event aggregates the reports read instead of scanning events (docs/metrics.md "Rollup").
  * One row per account, dimension, key and day: `dim` is `total` (key ''), `ad` (key
- * `platform/ad_id` of the resolved ad, '' unresolved), `source`, `campaign` (events without a
- * resolved ad only), `product` or `rep` ('' = none). Event counts sit on the event's day in the
+ * `platform/ad_id` of the event's ad of record, '' none), `source`, `campaign` (events without
+ * an ad of record only), `product` or `rep` ('' = none). Event counts sit on the event's day in the
  * account's timezone, `meetings` on the booking day.
  */
 export const reportRollupDaily = pgTable(
@@ -405,6 +412,10 @@ export const touchpoints = pgTable(
     index("touchpoints_occurred_idx").on(t.accountId, t.occurredAt),
     index("touchpoints_contact_idx").on(t.accountId, t.contactId, t.occurredAt),
     index("touchpoints_visitor_idx").on(t.accountId, t.visitorId),
+    // A contact's ad touches in time order: the ad of record's fallback, first touch, assists.
+    index("touchpoints_ad_touch_idx")
+      .on(t.accountId, t.contactId, t.occurredAt)
+      .where(sql`${t.resolvedAdId} is not null`),
   ],
 );
 

@@ -20,7 +20,7 @@ export interface BreakdownRow {
 /**
  * The dashboard's counts split by one dimension of each event (docs/metrics.md "Breakdowns"), from
  * the daily rollup: `source` = utm_source (after enrichment); `campaign` = the campaign of the
- * event's resolved ad, else (no resolved ad) its campaign_name, else utm_campaign; `product` =
+ * event's ad of record, else (no ad of record) its campaign_name, else utm_campaign; `product` =
  * product_name, else product_key; `rep` = assigned_user_name. Events without a value form the row
  * whose dimension_key is null, so the rows add up to the KPI totals. Sorted by revenue, then leads,
  * descending, then by key.
@@ -32,7 +32,7 @@ export async function dashboardBreakdown(
 ): Promise<BreakdownRow[]> {
   const w = params.window;
   await foldReportRollup(db, accountId);
-  // Campaigns of resolved events come from their ad's current campaign (the rollup keeps the ad),
+  // Campaigns of attributed events come from their ad's current campaign (the rollup keeps the ad),
   // the others from the event itself (the rollup's `campaign` rows).
   const keyed =
     params.dim === "campaign"

@@ -360,7 +360,7 @@ describe("GET /dashboard/breakdowns", () => {
     ]);
   });
 
-  test("by campaign: the resolved ad's campaign", async () => {
+  test("by campaign: the campaign of each event's ad of record", async () => {
     const account = await seedAccount(db);
     await loadFixture(db, account.accountId, march);
     const r = await get(
@@ -368,9 +368,11 @@ describe("GET /dashboard/breakdowns", () => {
       "/dashboard/breakdowns?from=2026-03-01&to=2026-03-31&dim=campaign",
     );
     assert.deepEqual(r.body.data, [
-      // l2 a1 b1 b2 b4 b5 n1 s1 carry no ad; b1 and b3 are past meetings, minus n1.
-      row(null, { leads: 1, applications: 1, bookings: 4, shows: 1, no_shows: 1, sales: 1, revenue: 1500 }),
-      row("Camp", { leads: 1 }),
+      // l1 carried ad A1 (campaign Camp); Ann's later a1, b1 and s1 have no ad of their own, so
+      // their ad of record is her last ad touch, l1's: Camp. b1 is a past meeting.
+      row("Camp", { leads: 1, applications: 1, bookings: 1, shows: 1, sales: 1, revenue: 1500 }),
+      // Bob, Cat, Dan and Eve never touched an ad: l2; b2 b4 b5; b3 is past but Cat no-showed.
+      row(null, { leads: 1, bookings: 3, no_shows: 1 }),
     ]);
   });
 
