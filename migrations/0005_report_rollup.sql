@@ -8,6 +8,7 @@ CREATE TABLE "report_rollup_daily" (
 	"bookings" integer DEFAULT 0 NOT NULL,
 	"no_shows" integer DEFAULT 0 NOT NULL,
 	"cancels" integer DEFAULT 0 NOT NULL,
+	"cancelled_bookings" integer DEFAULT 0 NOT NULL,
 	"sales_lost" integer DEFAULT 0 NOT NULL,
 	"sales" integer DEFAULT 0 NOT NULL,
 	"revenue" numeric(14, 2) DEFAULT 0 NOT NULL,
@@ -28,6 +29,7 @@ CREATE TABLE "report_rollup_delta" (
 	"bookings" integer DEFAULT 0 NOT NULL,
 	"no_shows" integer DEFAULT 0 NOT NULL,
 	"cancels" integer DEFAULT 0 NOT NULL,
+	"cancelled_bookings" integer DEFAULT 0 NOT NULL,
 	"sales_lost" integer DEFAULT 0 NOT NULL,
 	"sales" integer DEFAULT 0 NOT NULL,
 	"revenue" numeric(14, 2) DEFAULT 0 NOT NULL,
@@ -41,5 +43,6 @@ ALTER TABLE "events" ADD COLUMN "record_platform" text;--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "record_ad_id" text;--> statement-breakpoint
 ALTER TABLE "report_rollup_daily" ADD CONSTRAINT "report_rollup_daily_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "report_rollup_delta" ADD CONSTRAINT "report_rollup_delta_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "events_counted_idx" ON "events" USING btree ("account_id","event_datetime") WHERE "events"."counted";--> statement-breakpoint
 CREATE INDEX "events_booking_date_idx" ON "events" USING btree ("account_id","booking_date") WHERE "events"."event_type" = 'booking';--> statement-breakpoint
 CREATE INDEX "touchpoints_ad_touch_idx" ON "touchpoints" USING btree ("account_id","contact_id","occurred_at") WHERE "touchpoints"."resolved_ad_id" is not null;

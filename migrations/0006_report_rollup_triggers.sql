@@ -1,3 +1,4 @@
+-- The new tables (report_rollup_daily, report_rollup_delta) get forced RLS and the tenant policy.
 SELECT ascribe_enforce_tenancy();
 --> statement-breakpoint
 -- The ad of record's fallback (docs/attribution.md): a contact's last ad touch (a touchpoint whose
@@ -119,8 +120,7 @@ CREATE TRIGGER touchpoints_ad_of_record_delete AFTER DELETE ON touchpoints
   REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION ascribe_touchpoints_ad_of_record();
 --> statement-breakpoint
--- report_rollup_delta and report_rollup_daily get forced RLS and the tenant policy, like every
--- table with account_id (above). The rollup's one statement: aggregate a set of event rows
+-- The rollup's one statement: aggregate a set of event rows
 -- (`source` yields events' columns plus `sign`, +1 for a row that appears, -1 for one that goes)
 -- under every dimension and append the sums to `target`. Shared by the triggers (transition tables
 -- into the delta log) and the rebuild (an account's events into the rollup).
@@ -130,13 +130,13 @@ CREATE FUNCTION ascribe_report_rollup_sql(source text, target text) RETURNS text
     WITH delta AS (%s),
     placed AS (
       SELECT d.account_id, d.sign, d.event_type, d.counted, d.group_revenue, d.group_refunds,
-             d.group_disputes, false AS is_meeting,
+             d.group_disputes, d.cancelled_at IS NOT NULL AS cancelled, false AS is_meeting,
              (d.event_datetime AT TIME ZONE a.timezone)::date AS day,
              d.record_platform, d.record_ad_id, d.utm_source, d.utm_campaign, d.campaign_name,
              d.product_name, d.product_key, d.assigned_user_name
       FROM delta d JOIN accounts a ON a.id = d.account_id
       UNION ALL
-      SELECT d.account_id, d.sign, d.event_type, NULL, NULL, NULL, NULL, true, d.booking_date,
+      SELECT d.account_id, d.sign, d.event_type, NULL, NULL, NULL, NULL, false, true, d.booking_date,
              d.record_platform, d.record_ad_id, d.utm_source, d.utm_campaign, d.campaign_name,
              d.product_name, d.product_key, d.assigned_user_name
       FROM delta d
@@ -152,7 +152,9 @@ CREATE FUNCTION ascribe_report_rollup_sql(source text, target text) RETURNS text
         ('campaign', CASE WHEN p.record_ad_id IS NULL
           THEN coalesce(nullif(btrim(p.campaign_name), ''), nullif(btrim(p.utm_campaign), ''), '') END),
         ('product', coalesce(nullif(btrim(p.product_name), ''), nullif(btrim(p.product_key), ''), '')),
-        ('rep', coalesce(nullif(btrim(p.assigned_user_name), ''), ''))
+        ('rep', coalesce(nullif(btrim(p.assigned_user_name), ''), '')),
+        ('ad_rep', CASE WHEN p.record_ad_id IS NOT NULL AND nullif(btrim(p.assigned_user_name), '') IS NOT NULL
+          THEN p.record_platform || '/' || p.record_ad_id || chr(31) || btrim(p.assigned_user_name) END)
       ) AS k(dim, key)
       WHERE k.key IS NOT NULL
     ),
@@ -163,6 +165,8 @@ CREATE FUNCTION ascribe_report_rollup_sql(source text, target text) RETURNS text
         coalesce(sum(sign) FILTER (WHERE NOT is_meeting AND event_type = 'booking'), 0) AS bookings,
         coalesce(sum(sign) FILTER (WHERE NOT is_meeting AND event_type = 'no_show'), 0) AS no_shows,
         coalesce(sum(sign) FILTER (WHERE NOT is_meeting AND event_type = 'cancel'), 0) AS cancels,
+        coalesce(sum(sign) FILTER (WHERE NOT is_meeting AND event_type = 'booking' AND cancelled), 0)
+          AS cancelled_bookings,
         coalesce(sum(sign) FILTER (WHERE NOT is_meeting AND event_type = 'sale_lost'), 0) AS sales_lost,
         coalesce(sum(sign) FILTER (WHERE NOT is_meeting AND counted), 0) AS sales,
         coalesce(sum(sign * group_revenue) FILTER (WHERE NOT is_meeting AND counted), 0) AS revenue,
@@ -173,11 +177,11 @@ CREATE FUNCTION ascribe_report_rollup_sql(source text, target text) RETURNS text
       GROUP BY account_id, dim, day, key
     )
     INSERT INTO %I (account_id, dim, day, key, leads, applications, bookings, no_shows, cancels,
-      sales_lost, sales, revenue, refunds, disputes, meetings)
+      cancelled_bookings, sales_lost, sales, revenue, refunds, disputes, meetings)
     SELECT * FROM summed
     -- An update that changed nothing the rollup counts nets to zero: nothing to write.
-    WHERE (leads, applications, bookings, no_shows, cancels, sales_lost, sales, revenue, refunds,
-           disputes, meetings) IS DISTINCT FROM (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    WHERE (leads, applications, bookings, no_shows, cancels, cancelled_bookings, sales_lost, sales,
+           revenue, refunds, disputes, meetings) IS DISTINCT FROM (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
   $q$, source, target) $fn$;
 --> statement-breakpoint
 -- Statement-level: one aggregate per INSERT/UPDATE/DELETE statement, however many rows it wrote,
@@ -223,13 +227,14 @@ CREATE FUNCTION ascribe_fold_report_rollup(account uuid) RETURNS void
   summed AS (
     SELECT account_id, dim, day, key, sum(leads) AS leads, sum(applications) AS applications,
       sum(bookings) AS bookings, sum(no_shows) AS no_shows, sum(cancels) AS cancels,
+      sum(cancelled_bookings) AS cancelled_bookings,
       sum(sales_lost) AS sales_lost, sum(sales) AS sales, sum(revenue) AS revenue,
       sum(refunds) AS refunds, sum(disputes) AS disputes, sum(meetings) AS meetings
     FROM moved
     GROUP BY account_id, dim, day, key
   )
   INSERT INTO report_rollup_daily AS r (account_id, dim, day, key, leads, applications, bookings,
-    no_shows, cancels, sales_lost, sales, revenue, refunds, disputes, meetings)
+    no_shows, cancels, cancelled_bookings, sales_lost, sales, revenue, refunds, disputes, meetings)
   SELECT * FROM summed
   -- One global order: two folds never wait on each other in a cycle.
   ORDER BY account_id, dim, day, key
@@ -239,6 +244,7 @@ CREATE FUNCTION ascribe_fold_report_rollup(account uuid) RETURNS void
     bookings = r.bookings + excluded.bookings,
     no_shows = r.no_shows + excluded.no_shows,
     cancels = r.cancels + excluded.cancels,
+    cancelled_bookings = r.cancelled_bookings + excluded.cancelled_bookings,
     sales_lost = r.sales_lost + excluded.sales_lost,
     sales = r.sales + excluded.sales,
     revenue = r.revenue + excluded.revenue,

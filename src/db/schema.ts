@@ -306,7 +306,9 @@ export const events = pgTable(
     index("events_type_datetime_idx").on(t.accountId, t.eventType, t.eventDatetime),
     index("events_contact_idx").on(t.accountId, t.contactId, t.eventDatetime),
     index("events_ad_idx").on(t.accountId, t.resolvedAdId),
-    // Meetings are placed by booking day (and today's split into past and upcoming by time).
+    // Counted purchases of a window (attribution's first touch and assists, the P&L).
+    index("events_counted_idx").on(t.accountId, t.eventDatetime).where(sql`${t.counted}`),
+    // Meetings are placed by booking day.
     index("events_booking_date_idx").on(t.accountId, t.bookingDate).where(sql`${t.eventType} = 'booking'`),
   ],
 );
@@ -318,6 +320,7 @@ const rollupMeasures = () => ({
   bookings: integer("bookings").notNull().default(0),
   noShows: integer("no_shows").notNull().default(0),
   cancels: integer("cancels").notNull().default(0),
+  cancelledBookings: integer("cancelled_bookings").notNull().default(0),
   salesLost: integer("sales_lost").notNull().default(0),
   sales: integer("sales").notNull().default(0),
   revenue: money("revenue").notNull().default(0),
@@ -330,7 +333,8 @@ const rollupMeasures = () => ({
  * Daily event aggregates the reports read instead of scanning events (docs/metrics.md "Rollup").
  * One row per account, dimension, key and day: `dim` is `total` (key ''), `ad` (key
  * `platform/ad_id` of the event's ad of record, '' none), `source`, `campaign` (events without
- * an ad of record only), `product` or `rep` ('' = none). Event counts sit on the event's day in the
+ * an ad of record only), `product`, `rep` ('' = none) or `ad_rep` (key `platform/ad_id` U+001F
+ * rep, events with both). Event counts sit on the event's day in the
  * account's timezone, `meetings` on the booking day.
  */
 export const reportRollupDaily = pgTable(

@@ -1,5 +1,4 @@
 import { sql } from "drizzle-orm";
-import { adOfRecordColumns, lastAdTouchJoin } from "../attribution/ad-of-record.ts";
 import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
@@ -38,18 +37,13 @@ export async function attributionReport(
   const found = await rows<AttributionReportRow>(
     db,
     sql`
-    with c as (
-      select e.account_id, e.id, e.contact_id, e.event_datetime, e.resolved_platform, e.resolved_ad_id,
+    with sales as (
+      select e.account_id, e.id, e.record_platform as ad_platform, e.record_ad_id as ad_id,
              e.utm_source, e.utm_campaign, coalesce(e.group_revenue, 0) as revenue,
              coalesce(e.group_refunds, 0) as refunds, coalesce(e.group_disputes, 0) as disputes
       from events e
       where e.account_id = ${accountId} and e.counted
         and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
-    ),
-    sales as (
-      select c.*, ${adOfRecordColumns}
-      from c
-      ${lastAdTouchJoin(accountId)}
     ),
     tps as (
       select account_id, resolved_platform as platform, resolved_ad_id as ad_id, kind,

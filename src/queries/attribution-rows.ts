@@ -1,8 +1,9 @@
 import { sql } from "drizzle-orm";
-import { adOfRecordColumns, LOOKBACK, lastAdTouchJoin } from "../attribution/ad-of-record.ts";
+import { LOOKBACK } from "../attribution/ad-of-record.ts";
 import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
+import { foldReportRollup } from "./fold-report-rollup.ts";
 
 export interface AttributionRow {
   account_id: string;
@@ -42,78 +43,65 @@ export interface AttributionRow {
 
 /**
  * One row per ad with spend or any result in the window (docs/attribution.md, docs/metrics.md
- * "Attribution"). Results go to each conversion's ad of record (its own resolved ad, else the
- * contact's last ad touch at or before it within 365 days); ft / lt / assisted credit each counted
- * sale of the window to the first, last and other distinct ads the contact touched in the 365 days
- * up to the sale. Touchpoints are read only for the contacts of the window's conversions, through
- * touchpoints_contact_idx. Sorted by spend, then revenue, descending; then platform and ad id.
+ * "Attribution"). Results go to each conversion's ad of record (events.record_*: its own resolved
+ * ad, else the contact's last ad touch at or before it within 365 days), read from the daily
+ * rollup's `ad` and `ad_rep` rows; ft / lt / assisted credit each counted sale of the window to the
+ * first, last and other distinct ads the contact touched in the 365 days up to the sale (the
+ * window's counted sales through events_counted_idx, their touches through touchpoints_ad_touch_idx).
+ * Sorted by spend, then revenue, descending; then platform and ad id.
  */
 export async function attributionRows(
   db: Sql,
   accountId: string,
-  params: { window: ReportWindow; now: Date },
+  params: { window: ReportWindow },
 ): Promise<Omit<AttributionRow, "account_id">[]> {
   const w = params.window;
+  await foldReportRollup(db, accountId);
   const found = await rows<AttributionRow>(
     db,
     sql`
-    with conv as (
-      select e.account_id, e.id, e.contact_id, e.event_type, e.event_datetime, e.resolved_platform, e.resolved_ad_id,
-             coalesce(e.counted, false) as counted, coalesce(e.group_revenue, 0) as revenue,
-             coalesce(e.group_refunds, 0) as refunds, coalesce(e.group_disputes, 0) as disputes,
-             e.assigned_user_name, e.booking_date, e.booking_time, e.cancelled_at, true as in_window
-      from events e
-      where e.account_id = ${accountId}
-        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
-      union all
-      -- meetings are placed by booking date: bookings made outside the window still count there
-      select e.account_id, e.id, e.contact_id, e.event_type, e.event_datetime, e.resolved_platform, e.resolved_ad_id,
-             false, 0, 0, 0, e.assigned_user_name, e.booking_date, e.booking_time, e.cancelled_at, false
-      from events e
-      where e.account_id = ${accountId} and e.event_type = 'booking' and e.cancelled_at is null
-        and e.booking_date between ${w.from}::date and ${w.to}::date
-        and not (e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz)
-    ),
-    rec as (
-      select c.*, ${adOfRecordColumns},
-        (c.event_type = 'booking' and c.cancelled_at is null
-          and c.booking_date between ${w.from}::date and ${w.to}::date) as is_meeting,
-        (c.booking_date < ${w.today}::date) as is_past
-      from conv c
-      ${lastAdTouchJoin(accountId)}
-    ),
-    res as (
-      select account_id, ad_platform as platform, ad_id,
-        count(*) filter (where in_window and event_type = 'lead') as leads,
-        count(*) filter (where in_window and event_type = 'application') as applications,
-        count(*) filter (where in_window and event_type = 'booking') as bookings,
-        count(*) filter (where in_window and event_type = 'no_show') as no_shows,
-        count(*) filter (where is_meeting) as meetings,
-        count(*) filter (where is_meeting and is_past) as past,
-        count(*) filter (where in_window and counted) as sales,
-        coalesce(sum(revenue) filter (where in_window and counted), 0) as revenue,
-        coalesce(sum(refunds) filter (where in_window and counted), 0) as refunds,
-        coalesce(sum(disputes) filter (where in_window and counted), 0) as disputes,
-        array_agg(distinct assigned_user_name order by assigned_user_name)
-          filter (where in_window and assigned_user_name is not null) as rep_names
-      from rec
-      where ad_id is not null
+    with res as (
+      select r.account_id, split_part(r.key, '/', 1) as platform, substr(r.key, strpos(r.key, '/') + 1) as ad_id,
+        sum(r.leads) as leads, sum(r.applications) as applications, sum(r.bookings) as bookings,
+        sum(r.no_shows) as no_shows, sum(r.meetings) as meetings,
+        coalesce(sum(r.meetings) filter (where r.day < ${w.today}::date), 0) as past,
+        sum(r.sales) as sales, sum(r.revenue) as revenue, sum(r.refunds) as refunds,
+        sum(r.disputes) as disputes
+      from report_rollup_daily r
+      where r.account_id = ${accountId} and r.dim = 'ad' and r.key <> ''
+        and r.day between ${w.from}::date and ${w.to}::date
       group by 1, 2, 3
     ),
+    reps as (
+      select split_part(r.key, chr(31), 1) as ad_key,
+        array_agg(distinct split_part(r.key, chr(31), 2) order by split_part(r.key, chr(31), 2)) as rep_names
+      from report_rollup_daily r
+      where r.account_id = ${accountId} and r.dim = 'ad_rep'
+        and r.day between ${w.from}::date and ${w.to}::date
+        and r.leads + r.applications + r.bookings + r.no_shows + r.cancels + r.cancelled_bookings
+            + r.sales_lost + r.sales > 0
+      group by 1
+    ),
     sales as (
-      select account_id, id, contact_id, event_datetime, resolved_platform, resolved_ad_id, ad_platform, ad_id, revenue
-      from rec where in_window and counted
+      select e.account_id, e.id, e.contact_id, e.event_datetime, e.resolved_platform, e.resolved_ad_id,
+             e.record_platform as ad_platform, e.record_ad_id as ad_id,
+             coalesce(e.group_revenue, 0) as revenue
+      from events e
+      where e.account_id = ${accountId} and e.counted
+        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
     ),
     -- every ad touch of a sale: the contact's resolved touchpoints in the 365 days up to it, and the
     -- sale's own resolved ad (its own conversion touchpoint is that same touch, so it is skipped)
     touches as (
-      select s.id as sale_id, tp.resolved_platform as platform, tp.resolved_ad_id as ad_id,
-             tp.occurred_at, 0 as own, tp.id::text as tid
+      select s.id as sale_id, t.platform, t.ad_id, t.occurred_at, 0 as own, t.tid
       from sales s
-      join touchpoints tp on tp.account_id = ${accountId} and tp.contact_id = s.contact_id
-        and tp.occurred_at <= s.event_datetime and tp.occurred_at >= s.event_datetime - ${LOOKBACK}
-        and tp.resolved_ad_id is not null
-        and not (tp.kind = 'conversion' and tp.event_id is not distinct from s.id)
+      cross join lateral (
+        select tp.resolved_platform as platform, tp.resolved_ad_id as ad_id, tp.occurred_at, tp.id::text as tid
+        from touchpoints tp
+        where tp.account_id = ${accountId} and tp.contact_id = s.contact_id and tp.resolved_ad_id is not null
+          and tp.occurred_at <= s.event_datetime and tp.occurred_at >= s.event_datetime - ${LOOKBACK}
+          and not (tp.kind = 'conversion' and tp.event_id is not distinct from s.id)
+      ) t
       union all
       select s.id, s.resolved_platform, s.resolved_ad_id, s.event_datetime, 1, ''
       from sales s where s.resolved_ad_id is not null
@@ -185,7 +173,7 @@ export async function attributionRows(
         as out_show_rate,
       round(coalesce(res.sales, 0)::numeric
         / nullif(greatest(coalesce(res.past, 0) - coalesce(res.no_shows, 0), 0), 0), 4)::float8 as out_close_rate,
-      to_jsonb(coalesce(res.rep_names, '{}'::text[])) as out_rep_names,
+      to_jsonb(coalesce(reps.rep_names, '{}'::text[])) as out_rep_names,
       coalesce(cr.sales_ft, 0)::int as out_sales_ft,
       round(coalesce(cr.revenue_ft, 0), 2)::float8 as out_revenue_ft,
       coalesce(cr.sales_lt, 0)::int as out_sales_lt,
@@ -202,6 +190,7 @@ export async function attributionRows(
     left join sp on sp.platform = k.platform and sp.ad_id = k.ad_id
     left join res on res.platform = k.platform and res.ad_id = k.ad_id
     left join cr on cr.platform = k.platform and cr.ad_id = k.ad_id
+    left join reps on reps.ad_key = k.platform || '/' || k.ad_id
     order by coalesce(sp.spend, 0) desc, coalesce(res.revenue, 0) desc, k.platform, k.ad_id`,
   );
   return ownedRows(found);

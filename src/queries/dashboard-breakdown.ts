@@ -37,26 +37,29 @@ export async function dashboardBreakdown(
   const keyed =
     params.dim === "campaign"
       ? sql`
-        select a.campaign_name as key, r.*
+        select a.campaign_name as key, r.day, r.leads, r.applications, r.bookings, r.no_shows,
+               r.meetings, r.sales, r.revenue
         from report_rollup_daily r
         left join ads a on a.account_id = r.account_id and a.platform || '/' || a.ad_id = r.key
         where r.account_id = ${accountId} and r.dim = 'ad' and r.key <> ''
           and r.day between ${w.from}::date and ${w.to}::date
         union all
-        select r.key, r.*
+        select r.key, r.day, r.leads, r.applications, r.bookings, r.no_shows, r.meetings, r.sales,
+               r.revenue
         from report_rollup_daily r
         where r.account_id = ${accountId} and r.dim = 'campaign'
           and r.day between ${w.from}::date and ${w.to}::date`
       : sql`
-        select r.key, r.*
+        select r.key, r.day, r.leads, r.applications, r.bookings, r.no_shows, r.meetings, r.sales,
+               r.revenue
         from report_rollup_daily r
         where r.account_id = ${accountId} and r.dim = ${params.dim}
           and r.day between ${w.from}::date and ${w.to}::date`;
   return rows<BreakdownRow>(
     db,
     sql`
-    with keyed (dimension_key, account_id, dim, day, rollup_key, leads, applications, bookings,
-                no_shows, cancels, sales_lost, sales, revenue, refunds, disputes, meetings) as (${keyed}),
+    with keyed (dimension_key, day, leads, applications, bookings, no_shows, meetings, sales, revenue)
+      as (${keyed}),
     grouped as (
       select
         nullif(dimension_key, '') as dimension_key,

@@ -15,7 +15,7 @@ export const attributionRoutes = [
     description:
       "One row per ad with spend or results over a window (from/to, default the last 30 days): identity, spend, clicks, impressions, reach; leads, applications, bookings, meetings, shows, no-shows, sales and revenue credited to each conversion's ad of record; first-touch, last-touch and assisted sales and revenue; refunds, disputes and net revenue; rep names; excluded flag.",
     handler: ({ tx, tenant, input, now }) =>
-      attributionRows(tx, tenant.accountId, { window: reportWindow(input, tenant, now), now }),
+      attributionRows(tx, tenant.accountId, { window: reportWindow(input, tenant, now) }),
   }),
   defineRoute({
     methods: ["GET"],
