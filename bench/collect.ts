@@ -7,67 +7,30 @@
  * The server runs on this process's main thread (as in `ascribe serve`); autocannon runs in a worker
  * thread of the same process, so it does not share the server's event loop (it shares the cores).
  */
-import { randomBytes, randomUUID } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
-import type { Server } from "node:http";
-import { createRequire } from "node:module";
-import os from "node:os";
+import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { type MessagePort, workerData } from "node:worker_threads";
 import { sql } from "drizzle-orm";
 import type { FastifyInstance } from "fastify";
-import pg from "pg";
 import pino from "pino";
 import { createAccount } from "../src/admin/accounts.ts";
-import { buildApp } from "../src/app.ts";
-import { createSecretBox } from "../src/crypto/secret-box.ts";
-import { type Database, openEmbedded, openPostgres, rows } from "../src/db/client.ts";
-import { type AuditSink, createAuditWriter } from "../src/http/audit.ts";
-import { type CounterStore, createMemoryCounterStore } from "../src/http/rate-limiter.ts";
+import { rows } from "../src/db/client.ts";
+import type { AuditSink } from "../src/http/audit.ts";
+import type { CounterStore } from "../src/http/rate-limiter.ts";
 import { COLLECT_LIMITS, COLLECT_PATH } from "../src/ingest/collect-route.ts";
-import { keyStoreFor } from "../src/main.ts";
-import { routes } from "../src/routes/index.ts";
-
-// ---------------------------------------------------------------------------------------------------
-// autocannon 8 ships no typings: the part used here.
-
-interface AutocannonRequest {
-  method?: string;
-  path?: string;
-  headers?: Record<string, string>;
-  body?: string;
-  setupRequest?: (request: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest;
-}
-
-interface AutocannonOptions {
-  url: string;
-  connections: number;
-  /** Seconds. */
-  duration: number;
-  pipelining?: number;
-  requests?: AutocannonRequest[];
-}
-
-interface AutocannonResult {
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  resets: number;
-  statusCodeStats: Record<string, { count: number }>;
-}
-
-interface AutocannonInstance {
-  on(
-    event: "response",
-    listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void,
-  ): AutocannonInstance;
-}
-
-type Autocannon = (
-  options: AutocannonOptions,
-  callback: (error: Error | null, result: AutocannonResult) => void,
-) => AutocannonInstance;
+import { closedLoop, LoadGenerator, loadKnobs, runSuite, serveApp, serveLoad } from "./load.ts";
+import {
+  benchServerUrl,
+  envInt,
+  type FreshDatabase,
+  fmt,
+  freshPglite,
+  freshPostgres,
+  machineInfo,
+  median,
+  pad,
+  writeResults,
+} from "./support.ts";
 
 // ---------------------------------------------------------------------------------------------------
 // Messages between the main thread (server) and the load-generator worker.
@@ -99,12 +62,6 @@ interface LoadResult {
   mix: Record<string, number>;
 }
 
-type ToWorker = { type: "run"; spec: RunSpec } | { type: "exit" };
-type FromWorker =
-  | { type: "ready" }
-  | { type: "result"; result: LoadResult }
-  | { type: "error"; message: string };
-
 // ---------------------------------------------------------------------------------------------------
 // Worker thread: the beacon mix and autocannon.
 
@@ -118,12 +75,6 @@ function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-function percentile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return 0;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[rank] ?? 0;
 }
 
 /**
@@ -225,181 +176,48 @@ function beaconFactory(input: WorkerInput) {
   return { next, mix };
 }
 
-function workerMain(port: NonNullable<typeof parentPort>): void {
-  const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+function workerMain(port: MessagePort): void {
   const beacons = beaconFactory(workerData as WorkerInput);
 
-  const run = (spec: RunSpec): Promise<LoadResult> =>
-    new Promise((resolve, reject) => {
-      let latencies = new Float64Array(1 << 16);
-      let count = 0;
-      let ok = 0;
-      const mixBefore = { ...beacons.mix };
-      const started = performance.now();
-      const instance = autocannon(
-        {
-          url: spec.url,
-          connections: spec.connections,
-          duration: spec.durationSec,
-          pipelining: 1,
-          requests: [
-            {
-              method: "POST",
-              path: COLLECT_PATH,
-              headers: { "content-type": "text/plain;charset=UTF-8" },
-              setupRequest: (req) => ({ ...req, body: beacons.next() }),
-            },
-          ],
-        },
-        (error, result) => {
-          if (error) return reject(error);
-          const elapsedSec = (performance.now() - started) / 1000;
-          const sorted = latencies.subarray(0, count).slice().sort();
-          const statusCodes: Record<string, number> = {};
-          for (const [code, stat] of Object.entries(result.statusCodeStats)) statusCodes[code] = stat.count;
-          const mix: Record<string, number> = {};
-          for (const [kind, n] of Object.entries(beacons.mix)) mix[kind] = n - (mixBefore[kind] ?? 0);
-          resolve({
-            responses: count,
-            ok,
-            elapsedSec,
-            beaconsPerSec: ok / elapsedSec,
-            latencyMs: {
-              p50: percentile(sorted, 0.5),
-              p90: percentile(sorted, 0.9),
-              p99: percentile(sorted, 0.99),
-              max: sorted[sorted.length - 1] ?? 0,
-            },
-            non2xx: result.non2xx,
-            errors: result.errors,
-            timeouts: result.timeouts,
-            statusCodes,
-            mix,
-          });
-        },
-      );
-      instance.on("response", (_client, status, _bytes, responseTimeMs) => {
-        if (count === latencies.length) {
-          const grown = new Float64Array(latencies.length * 2);
-          grown.set(latencies);
-          latencies = grown;
-        }
-        latencies[count] = responseTimeMs;
-        count += 1;
-        if (status >= 200 && status <= 299) ok += 1;
-      });
+  const run = async (spec: RunSpec): Promise<LoadResult> => {
+    const mixBefore = { ...beacons.mix };
+    const result = await closedLoop(spec, {
+      method: "POST",
+      path: COLLECT_PATH,
+      headers: { "content-type": "text/plain;charset=UTF-8" },
+      setupRequest: (req) => ({ ...req, body: beacons.next() }),
     });
+    const { p50, p90, p99, max } = result.latencyMs;
+    const mix: Record<string, number> = {};
+    for (const [kind, n] of Object.entries(beacons.mix)) mix[kind] = n - (mixBefore[kind] ?? 0);
+    return {
+      responses: result.responses,
+      ok: result.ok,
+      elapsedSec: result.elapsedSec,
+      beaconsPerSec: result.ok / result.elapsedSec,
+      latencyMs: { p50, p90, p99, max },
+      non2xx: result.non2xx,
+      errors: result.errors,
+      timeouts: result.timeouts,
+      statusCodes: result.statusCodes,
+      mix,
+    };
+  };
 
-  port.on("message", (message: ToWorker) => {
-    if (message.type === "exit") {
-      port.close();
-      return;
-    }
-    run(message.spec).then(
-      (result) => port.postMessage({ type: "result", result } satisfies FromWorker),
-      (err: unknown) => port.postMessage({ type: "error", message: String(err) } satisfies FromWorker),
-    );
-  });
-  port.postMessage({ type: "ready" } satisfies FromWorker);
+  serveLoad(port, run);
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Main thread.
 
-function envInt(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = Math.floor(sorted.length / 2);
-  const upper = sorted[mid] ?? Number.NaN;
-  return sorted.length % 2 === 1 ? upper : ((sorted[mid - 1] ?? Number.NaN) + upper) / 2;
-}
-
-/** A handle on the load-generator worker: one run at a time. */
-class LoadGenerator {
-  private pending: { resolve(result: LoadResult): void; reject(error: Error): void } | null = null;
-  private readonly ready: Promise<void>;
-
-  private constructor(private readonly worker: Worker) {
-    this.ready = new Promise((resolve, reject) => {
-      worker.on("message", (message: FromWorker) => {
-        if (message.type === "ready") return resolve();
-        const pending = this.pending;
-        this.pending = null;
-        if (!pending) return;
-        if (message.type === "result") pending.resolve(message.result);
-        else pending.reject(new Error(`load generator: ${message.message}`));
-      });
-      worker.on("error", (err) => {
-        reject(err);
-        this.pending?.reject(err);
-        this.pending = null;
-      });
-    });
-  }
-
-  static async start(input: WorkerInput): Promise<LoadGenerator> {
-    // Worker threads do not inherit tsx's loader hooks: register them in the worker, then load this file.
-    const tsxApi = import.meta.resolve("tsx/esm/api");
-    const boot = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(import.meta.url)}); });`;
-    const generator = new LoadGenerator(new Worker(boot, { eval: true, workerData: input }));
-    await generator.ready;
-    return generator;
-  }
-
-  run(spec: RunSpec): Promise<LoadResult> {
-    if (this.pending) throw new Error("load generator is busy");
-    return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject };
-      this.worker.postMessage({ type: "run", spec } satisfies ToWorker);
-    });
-  }
-
-  async stop(): Promise<void> {
-    this.worker.postMessage({ type: "exit" } satisfies ToWorker);
-    await this.worker.terminate();
-  }
-}
-
 const BACKENDS = ["embedded", "postgres"] as const;
 type Backend = (typeof BACKENDS)[number];
 
-/** A fresh database: in-memory PGlite, or a uniquely named PostgreSQL database dropped on close. */
-async function openFresh(backend: Backend, serverUrl: string): Promise<{ db: Database; label: string }> {
-  if (backend === "embedded") {
-    const db = await openEmbedded(null);
-    await db.migrate();
-    return { db, label: "embedded PGlite, in memory" };
-  }
-  const name = `ascribe_bench_${process.pid}_${randomUUID().slice(0, 8)}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database "${name}"`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString(), 5_000);
-  await db.migrate();
-  const closePool = db.close;
-  const dropping: Database = Object.assign(db, {
-    async close() {
-      await closePool();
-      const dropper = new pg.Client({ connectionString: serverUrl });
-      await dropper.connect();
-      await dropper.query(`drop database if exists "${name}" with (force)`);
-      await dropper.end();
-    },
-  });
-  return { db: dropping, label: `PostgreSQL ${url.host}, database ${name} (dropped after)` };
+/** A fresh database: in-memory PGlite, or a uniquely named PostgreSQL database dropped after. */
+async function openFresh(backend: Backend, serverUrl: string): Promise<FreshDatabase & { label: string }> {
+  if (backend === "embedded") return { ...(await freshPglite()), label: "embedded PGlite, in memory" };
+  const fresh = await freshPostgres(serverUrl, { statementTimeoutMs: 5_000 });
+  return { ...fresh, label: `PostgreSQL ${fresh.url.host}, database ${fresh.name} (dropped after)` };
 }
 
 /** ~40 ads over 4 campaigns and 2 platforms, so that resolution by id and by name is real work. */
@@ -426,9 +244,6 @@ interface MeasuredRun extends LoadResult {
   serverBusyUsPerBeacon: number;
 }
 
-const fmt = (value: number, digits: number): string => value.toFixed(digits);
-const pad = (text: string, width: number): string => text.padStart(width);
-
 async function benchBackend(
   backend: Backend,
   options: {
@@ -442,15 +257,15 @@ async function benchBackend(
   },
 ) {
   const logger = pino({ level: "warn" }, process.stderr);
-  let db: Database | null = null;
+  let fresh: (FreshDatabase & { label: string }) | null = null;
   let counters: CounterStore | null = null;
   let audit: AuditSink | null = null;
   let app: FastifyInstance | null = null;
-  let load: LoadGenerator | null = null;
+  let load: LoadGenerator<RunSpec, LoadResult> | null = null;
   try {
     const opened = await openFresh(backend, options.serverUrl);
-    db = opened.db;
-    const database = db;
+    fresh = opened;
+    const database = opened.db;
     const account = await createAccount(database, {
       name: "Bench Company",
       plan: "business",
@@ -469,27 +284,14 @@ async function benchBackend(
                adset_name text)`),
     );
 
-    counters = createMemoryCounterStore();
-    audit = createAuditWriter(database, logger);
-    let siteUrl = "http://127.0.0.1";
     // The load comes from one address: the per-IP limit is raised (through the app's dependencies,
     // as a deployment behind a trusted proxy would), the per-account one too. Nothing else changes.
     const limits = { perIp: 1_000_000_000, perAccount: 1_000_000_000 };
-    app = await buildApp({
-      db: database,
-      keys: keyStoreFor(database),
-      secrets: createSecretBox([{ id: "bench", key: randomBytes(32) }]),
-      counters,
-      audit,
-      logger,
-      routes,
-      siteUrl: () => siteUrl,
-      collect: { limits },
-    });
-    await app.listen({ host: "127.0.0.1", port: 0 });
-    const address = (app.server as Server).address();
-    if (typeof address !== "object" || address === null) throw new Error("server is not listening on TCP");
-    siteUrl = `http://127.0.0.1:${address.port}`;
+    const served = await serveApp(database, logger, { limits });
+    app = served.app;
+    counters = served.counters;
+    audit = served.audit;
+    const siteUrl = served.url;
 
     const sanity = await fetch(siteUrl + COLLECT_PATH, {
       method: "POST",
@@ -507,12 +309,12 @@ async function benchBackend(
       throw new Error(`sanity beacon answered ${sanity.status}: ${await sanity.text()}`);
     let accepted = 1;
 
-    load = await LoadGenerator.start({
+    load = await LoadGenerator.start<RunSpec, LoadResult>(import.meta.url, {
       clientKey: account.client_key,
       ads: ads.map((a) => ({ ad_id: a.ad_id, ad_name: a.ad_name, campaign_name: a.campaign_name })),
       visitors: options.visitors,
       seed: 20_260_301,
-    });
+    } satisfies WorkerInput);
     const generator = load;
     const execute = async (seconds: number): Promise<MeasuredRun | null> => {
       if (seconds === 0) return null;
@@ -595,33 +397,22 @@ async function benchBackend(
     await app?.close();
     await audit?.close();
     await counters?.close();
-    await db?.close();
+    await fresh?.drop();
   }
 }
 
 async function main(): Promise<void> {
-  const durationSec = envInt("BENCH_DURATION", 10, 1);
-  const warmupSec = envInt("BENCH_WARMUP", 2, 0);
-  const rounds = envInt("BENCH_ROUNDS", 3, 1);
-  const connections = envInt("BENCH_CONNECTIONS", 50, 1);
+  const { durationSec, warmupSec, rounds, connections } = loadKnobs(50);
   const adCount = envInt("BENCH_ADS", 40, 1);
   const visitors = envInt("BENCH_VISITORS", 20_000, 1);
-  const serverUrl =
-    process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+  const serverUrl = benchServerUrl();
   const asked = (process.env.BENCH_DATABASES ?? BACKENDS.join(",")).split(",").map((s) => s.trim());
   const unknown = asked.filter((b) => !(BACKENDS as readonly string[]).includes(b));
   if (unknown.length > 0)
     throw new Error(`BENCH_DATABASES: unknown ${unknown.join(", ")} (${BACKENDS.join(", ")})`);
   const backends = BACKENDS.filter((b) => asked.includes(b));
 
-  const cpu = os.cpus();
-  const machine = {
-    node: process.version,
-    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-    cpus: cpu.length,
-    cpuModel: cpu[0]?.model ?? "unknown",
-    loadAverage1m: os.loadavg()[0] ?? 0,
-  };
+  const { totalMemoryGiB: _memory, ...machine } = machineInfo();
   console.log(
     `Ascribe collect bench: node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, load ${fmt(machine.loadAverage1m, 2)}`,
   );
@@ -672,20 +463,8 @@ async function main(): Promise<void> {
     results,
     goal: goal ? { ...goal, pass: goal.value >= 3000 } : null,
   };
-  const dir = fileURLToPath(new URL("./results/", import.meta.url));
-  mkdirSync(dir, { recursive: true });
-  const json = `${JSON.stringify(output, null, 2)}\n`;
-  const file = `${dir}collect-${timestamp.replaceAll(":", "-")}.json`;
-  writeFileSync(file, json);
-  writeFileSync(`${dir}collect-latest.json`, json);
+  const file = writeResults("collect", timestamp, output);
   console.log(`Results: ${file} (and collect-latest.json)`);
 }
 
-if (isMainThread) {
-  main().catch((err: unknown) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exitCode = 1;
-  });
-} else if (parentPort) {
-  workerMain(parentPort);
-}
+runSuite(main, workerMain);

@@ -3,31 +3,26 @@
  * calls (`seedDemo`, src/admin/demo.ts) — at `BENCH_DEMO_SCALE` on a fresh PostgreSQL database and at
  * `BENCH_DEMO_PGLITE_SCALE` on a fresh in-memory PGlite. See bench/README.md, "Demo".
  */
-import { randomUUID } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
-import pg from "pg";
 import { seedDemo } from "../src/admin/demo.ts";
-import { type Database, openEmbedded, openPostgres, rows } from "../src/db/client.ts";
+import { rows } from "../src/db/client.ts";
 import type { DemoProgress } from "../src/demo/write.ts";
-
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number ≥ 0, got ${raw}`);
-  return value;
-}
+import {
+  benchServerUrl,
+  envNumber,
+  type FreshDatabase,
+  freshPglite,
+  freshPostgres,
+  machineInfo,
+  writeResults,
+} from "./support.ts";
 
 /** 0 skips that backend. */
-const pgScale = envNumber("BENCH_DEMO_SCALE", 100);
-const pgliteScale = envNumber("BENCH_DEMO_PGLITE_SCALE", 10);
-const seed = Math.round(envNumber("BENCH_DEMO_SEED", 1));
-const serverUrl =
-  process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const pgScale = envNumber("BENCH_DEMO_SCALE", 100, { allowZero: true });
+const pgliteScale = envNumber("BENCH_DEMO_PGLITE_SCALE", 10, { allowZero: true });
+const seed = Math.round(envNumber("BENCH_DEMO_SEED", 1, { allowZero: true }));
+const serverUrl = benchServerUrl();
 
 interface Run {
   backend: "postgres" | "pglite";
@@ -40,31 +35,9 @@ interface Run {
   eventsPerSec: number;
 }
 
-async function fresh(backend: Run["backend"]): Promise<{ db: Database; drop: () => Promise<void> }> {
-  if (backend === "pglite") {
-    const db = await openEmbedded(null);
-    await db.migrate();
-    return { db, drop: () => db.close() };
-  }
-  const name = `ascribe_bench_demo_${process.pid}_${randomUUID().slice(0, 8)}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database "${name}"`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString(), 0);
-  await db.migrate();
-  return {
-    db,
-    async drop() {
-      await db.close();
-      const dropper = new pg.Client({ connectionString: serverUrl });
-      await dropper.connect();
-      await dropper.query(`drop database if exists "${name}" with (force)`);
-      await dropper.end();
-    },
-  };
+function fresh(backend: Run["backend"]): Promise<FreshDatabase> {
+  if (backend === "pglite") return freshPglite();
+  return freshPostgres(serverUrl, { statementTimeoutMs: 0, prefix: "ascribe_bench_demo" });
 }
 
 async function runDemo(backend: Run["backend"], scale: number): Promise<Run> {
@@ -122,27 +95,14 @@ async function main(): Promise<void> {
         `${run.contacts} contacts; ${phases}`,
     );
   }
-  const cpu = os.cpus();
   const output = {
     suite: "demo",
     timestamp: new Date().toISOString(),
-    machine: {
-      node: process.version,
-      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-      cpus: cpu.length,
-      cpuModel: cpu[0]?.model ?? "unknown",
-      totalMemoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
-      loadAverage1m: os.loadavg()[0] ?? 0,
-    },
+    machine: machineInfo(),
     parameters: { pgScale, pgliteScale, seed, postgres: new URL(serverUrl).host },
     runs,
   };
-  const dir = fileURLToPath(new URL("./results/", import.meta.url));
-  mkdirSync(dir, { recursive: true });
-  const json = `${JSON.stringify(output, null, 2)}\n`;
-  const file = `${dir}demo-${output.timestamp.replaceAll(":", "-")}.json`;
-  writeFileSync(file, json);
-  writeFileSync(`${dir}demo-latest.json`, json);
+  const file = writeResults("demo", output.timestamp, output);
   console.log(`\nResults: ${file} (and demo-latest.json)`);
 }
 

@@ -4,41 +4,38 @@
  * a fresh PostgreSQL database, first import (inserts) and replay (no-op) measured separately.
  * See bench/README.md, "Import".
  */
-import { randomBytes, randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import pg from "pg";
 import { createAccount } from "../src/admin/accounts.ts";
 import { createSecretBox } from "../src/crypto/secret-box.ts";
-import { type Database, openEmbedded, openPostgres, rows } from "../src/db/client.ts";
+import { type Database, rows } from "../src/db/client.ts";
 import { generateCatalog, generateContacts } from "../src/demo/generate.ts";
 import type { EventRow } from "../src/demo/rows.ts";
 import { type ImportSummary, runImport } from "../src/import/run-import.ts";
+import {
+  benchServerUrl,
+  envList,
+  envNumber,
+  freshPglite,
+  freshPostgres,
+  machineInfo,
+  median,
+  writeResults,
+} from "./support.ts";
 
 const BACKENDS = ["pglite", "postgres"] as const;
 type Backend = (typeof BACKENDS)[number];
 
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${raw}`);
-  return value;
-}
-
 const rounds = Math.round(envNumber("BENCH_ROUNDS", 3));
 const scale = envNumber("BENCH_IMPORT_SCALE", 4);
 const seed = Math.round(envNumber("BENCH_IMPORT_SEED", 1));
-const serverUrl =
-  process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const backends = (process.env.BENCH_IMPORT_BACKENDS ?? BACKENDS.join(","))
-  .split(",")
-  .map((b) => b.trim())
-  .filter((b) => b !== "");
+const serverUrl = benchServerUrl();
+const backends = envList("BENCH_IMPORT_BACKENDS", BACKENDS.join(","));
 for (const b of backends) {
   if (!(BACKENDS as readonly string[]).includes(b))
     throw new Error(`unknown backend ${b} (${BACKENDS.join(", ")})`);
@@ -155,20 +152,8 @@ function processCpu(pid: number): number | null {
 }
 
 async function openFresh(backend: Backend): Promise<Fresh> {
-  if (backend === "pglite") {
-    const db = await openEmbedded(null);
-    await db.migrate();
-    return { db, serverCpu: async () => null, drop: () => db.close() };
-  }
-  const name = `ascribe_bench_${process.pid}_${randomUUID().slice(0, 8)}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database "${name}"`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString(), 600_000);
-  await db.migrate();
+  if (backend === "pglite") return { ...(await freshPglite()), serverCpu: async () => null };
+  const { db, name, url, drop } = await freshPostgres(serverUrl, { statementTimeoutMs: 600_000 });
   const monitor = new pg.Client({ connectionString: serverUrl });
   await monitor.connect();
   const local = ["127.0.0.1", "localhost", "::1"].includes(url.hostname);
@@ -193,11 +178,7 @@ async function openFresh(backend: Backend): Promise<Fresh> {
     },
     async drop() {
       await monitor.end();
-      await db.close();
-      const dropper = new pg.Client({ connectionString: serverUrl });
-      await dropper.connect();
-      await dropper.query(`drop database if exists "${name}" with (force)`);
-      await dropper.end();
+      await drop();
     },
   };
 }
@@ -289,13 +270,6 @@ async function runRound(backend: Backend, round: number, files: Files): Promise<
   }
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  if (sorted.length === 0) return 0;
-  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-}
-
 function cpuText(t: Timed): string {
   const { node, server } = t.cpuMsPerThousand;
   return `node ${node} ms${server === null ? "" : ` + pg ${server} ms`}`;
@@ -340,13 +314,14 @@ async function main(): Promise<void> {
     const medians = Object.fromEntries(
       (backends as Backend[]).map((backend) => {
         const mine = results.filter((r) => r.backend === backend);
+        const of = (figure: (r: Round) => number) => median(mine.map(figure), 0);
         return [
           backend,
           {
-            firstEventsPerSec: Math.round(median(mine.map((r) => r.first.eventsPerSec))),
-            replayEventsPerSec: Math.round(median(mine.map((r) => r.replay.eventsPerSec))),
-            firstSeconds: median(mine.map((r) => r.first.seconds)),
-            replaySeconds: median(mine.map((r) => r.replay.seconds)),
+            firstEventsPerSec: Math.round(of((r) => r.first.eventsPerSec)),
+            replayEventsPerSec: Math.round(of((r) => r.replay.eventsPerSec)),
+            firstSeconds: of((r) => r.first.seconds),
+            replaySeconds: of((r) => r.replay.seconds),
           },
         ];
       }),
@@ -369,30 +344,17 @@ async function main(): Promise<void> {
       );
     }
 
-    const cpu = os.cpus();
     const output = {
       suite: "import",
       timestamp: new Date().toISOString(),
-      machine: {
-        node: process.version,
-        platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-        cpus: cpu.length,
-        cpuModel: cpu[0]?.model ?? "unknown",
-        totalMemoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
-        loadAverage1m: os.loadavg()[0] ?? 0,
-      },
+      machine: machineInfo(),
       parameters: { rounds, scale, seed, backends, postgres: new URL(serverUrl).host },
       file: { ...files, spend: undefined, events: undefined },
       runs: results,
       medians,
       goal,
     };
-    const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
-    mkdirSync(resultsDir, { recursive: true });
-    const json = `${JSON.stringify(output, null, 2)}\n`;
-    const file = `${resultsDir}import-${output.timestamp.replaceAll(":", "-")}.json`;
-    writeFileSync(file, json);
-    writeFileSync(`${resultsDir}import-latest.json`, json);
+    const file = writeResults("import", output.timestamp, output);
     console.log(`\nResults: ${file} (and import-latest.json)`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -9,70 +9,42 @@
  * The servers run on this process's main thread (as in `ascribe serve`); the load generator runs in a
  * worker thread of the same process, so it does not share the servers' event loop.
  */
-import { randomBytes } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { Agent, request as httpRequest, type Server } from "node:http";
-import { createRequire } from "node:module";
-import os from "node:os";
+import { Agent, request as httpRequest } from "node:http";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { type MessagePort, workerData } from "node:worker_threads";
 import { sql } from "drizzle-orm";
 import Fastify from "fastify";
 import pino from "pino";
 import { createAccount } from "../src/admin/accounts.ts";
 import { createKey } from "../src/admin/keys.ts";
-import { buildApp } from "../src/app.ts";
-import { createSecretBox } from "../src/crypto/secret-box.ts";
-import { type Database, openEmbedded, rows } from "../src/db/client.ts";
-import { type AuditSink, createAuditWriter } from "../src/http/audit.ts";
+import { rows } from "../src/db/client.ts";
+import type { AuditSink } from "../src/http/audit.ts";
 import { RATE_LIMIT } from "../src/http/pipeline.ts";
-import { type CounterStore, createMemoryCounterStore } from "../src/http/rate-limiter.ts";
-import { keyStoreFor } from "../src/main.ts";
+import type { CounterStore } from "../src/http/rate-limiter.ts";
 import { icpCriteria } from "../src/queries/icp-criteria.ts";
 import { replaceIcpCriteria } from "../src/queries/replace-icp-criteria.ts";
-import { routes } from "../src/routes/index.ts";
 import { API_PREFIX } from "../src/routes/route-def.ts";
-
-// ---------------------------------------------------------------------------------------------------
-// autocannon 8 ships no typings: the part used here.
-
-interface AutocannonRequest {
-  method?: string;
-  path?: string;
-  headers?: Record<string, string>;
-  setupRequest?: (request: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest;
-}
-
-interface AutocannonOptions {
-  url: string;
-  connections: number;
-  /** Seconds. */
-  duration: number;
-  pipelining?: number;
-  requests?: AutocannonRequest[];
-}
-
-/** The fields read here; they exist both in the raw (worker thread) and the aggregated result. */
-interface AutocannonResult {
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  resets: number;
-  statusCodeStats: Record<string, { count: number }>;
-}
-
-interface AutocannonInstance {
-  on(
-    event: "response",
-    listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void,
-  ): AutocannonInstance;
-}
-
-type Autocannon = (
-  options: AutocannonOptions,
-  callback: (error: Error | null, result: AutocannonResult) => void,
-) => AutocannonInstance;
+import {
+  type ClosedLoopRun,
+  closedLoop,
+  LoadGenerator,
+  listenAddress,
+  loadKnobs,
+  runSuite,
+  serveApp,
+  serveLoad,
+} from "./load.ts";
+import {
+  envInt,
+  type FreshDatabase,
+  fmt,
+  freshPglite,
+  machineInfo,
+  median,
+  pad,
+  Samples,
+  writeResults,
+} from "./support.ts";
 
 // ---------------------------------------------------------------------------------------------------
 // Messages between the main thread (servers) and the load-generator worker.
@@ -102,26 +74,9 @@ interface RunSpec {
   trackKeys: boolean;
 }
 
-interface LatencySummary {
-  mean: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-}
-
-interface LoadResult {
-  responses: number;
-  elapsedSec: number;
+/** A run's figures; latencies in milliseconds, per response, with sub-millisecond resolution. */
+interface LoadResult extends Omit<ClosedLoopRun, "ok"> {
   rps: number;
-  /** Milliseconds, from autocannon's per-response times (sub-millisecond resolution). */
-  latencyMs: LatencySummary;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  resets: number;
-  statusCodes: Record<string, number>;
   /** Most requests any one key sent in one rate-limit window so far (tracked runs only). */
   maxPerKeyPerWindow: number;
   /** Open-loop runs only. */
@@ -139,43 +94,16 @@ interface OpenLoopStats {
   dispatchLagMaxMs: number;
 }
 
-type ToWorker = { type: "run"; spec: RunSpec } | { type: "exit" };
-type FromWorker =
-  | { type: "ready" }
-  | { type: "result"; result: LoadResult }
-  | { type: "error"; message: string };
-
 /** The pipeline's rate-limit window (fixed, epoch-aligned, 60 s). */
 const RATE_WINDOW_MS = 60_000;
 
 // ---------------------------------------------------------------------------------------------------
 // Worker thread: runs autocannon on request.
 
-function percentile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return 0;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[rank] ?? 0;
-}
-
-function summarize(samples: Float64Array): LatencySummary {
-  const sorted = samples.slice().sort();
-  let sum = 0;
-  for (const v of sorted) sum += v;
-  return {
-    mean: sorted.length === 0 ? 0 : sum / sorted.length,
-    p50: percentile(sorted, 0.5),
-    p90: percentile(sorted, 0.9),
-    p99: percentile(sorted, 0.99),
-    p999: percentile(sorted, 0.999),
-    max: sorted.length === 0 ? 0 : (sorted[sorted.length - 1] ?? 0),
-  };
-}
-
 /** Autocannon's default per-request timeout, used by the open-loop driver too. */
 const REQUEST_TIMEOUT_MS = 10_000;
 
-function workerMain(port: NonNullable<typeof parentPort>): void {
-  const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+function workerMain(port: MessagePort): void {
   const { keys } = workerData as WorkerInput;
   // Round robin over the keys, across runs and phases; per-key counts per rate-limit window of the
   // tracked runs.
@@ -199,66 +127,23 @@ function workerMain(port: NonNullable<typeof parentPort>): void {
     return `Bearer ${keys[index] ?? ""}`;
   };
 
-  /** Per-response times, in milliseconds, in arrival order. */
-  class Samples {
-    private values = new Float64Array(1 << 16);
-    count = 0;
-    add(value: number): void {
-      if (this.count === this.values.length) {
-        const grown = new Float64Array(this.values.length * 2);
-        grown.set(this.values);
-        this.values = grown;
-      }
-      this.values[this.count] = value;
-      this.count += 1;
-    }
-    summary(): LatencySummary {
-      return summarize(this.values.subarray(0, this.count));
-    }
-  }
-
   // Closed loop: autocannon, each connection sends its next request when the previous answer arrives.
-  const runClosed = (spec: RunSpec): Promise<LoadResult> =>
-    new Promise((resolve, reject) => {
-      const latencies = new Samples();
-      const request: AutocannonRequest = {
-        method: "GET",
-        path: `${API_PREFIX}/icp/criteria`,
-        setupRequest: (req) => ({
-          ...req,
-          headers: { ...req.headers, authorization: authorization(spec.trackKeys) },
-        }),
-      };
-      const started = performance.now();
-      const instance = autocannon(
-        {
-          url: spec.url,
-          connections: spec.connections,
-          duration: spec.durationSec,
-          pipelining: 1,
-          requests: [request],
-        },
-        (error, result) => {
-          if (error) return reject(error);
-          const elapsedSec = (performance.now() - started) / 1000;
-          const statusCodes: Record<string, number> = {};
-          for (const [code, stat] of Object.entries(result.statusCodeStats)) statusCodes[code] = stat.count;
-          resolve({
-            responses: latencies.count,
-            elapsedSec,
-            rps: latencies.count / elapsedSec,
-            latencyMs: latencies.summary(),
-            non2xx: result.non2xx,
-            errors: result.errors,
-            timeouts: result.timeouts,
-            resets: result.resets,
-            statusCodes,
-            maxPerKeyPerWindow,
-          });
-        },
-      );
-      instance.on("response", (_client, _status, _bytes, responseTimeMs) => latencies.add(responseTimeMs));
+  const runClosed = async (spec: RunSpec): Promise<LoadResult> => {
+    const {
+      responses,
+      ok: _ok,
+      elapsedSec,
+      ...rest
+    } = await closedLoop(spec, {
+      method: "GET",
+      path: `${API_PREFIX}/icp/criteria`,
+      setupRequest: (req) => ({
+        ...req,
+        headers: { ...req.headers, authorization: authorization(spec.trackKeys) },
+      }),
     });
+    return { responses, elapsedSec, rps: responses / elapsedSec, ...rest, maxPerKeyPerWindow };
+  };
 
   // Open loop: request i is issued at start + i / rate whether or not earlier ones were answered, on
   // keep-alive connections (at most `connections`; beyond that a request waits for a free socket, and
@@ -376,90 +261,17 @@ function workerMain(port: NonNullable<typeof parentPort>): void {
       pump();
     });
 
-  port.on("message", (message: ToWorker) => {
-    if (message.type === "exit") {
+  serveLoad(
+    port,
+    (spec: RunSpec) => (spec.ratePerSec === undefined ? runClosed(spec) : runOpen(spec, spec.ratePerSec)),
+    () => {
       for (const agent of agents.values()) agent.destroy();
-      port.close();
-      return;
-    }
-    const { spec } = message;
-    const running = spec.ratePerSec === undefined ? runClosed(spec) : runOpen(spec, spec.ratePerSec);
-    running.then(
-      (result) => port.postMessage({ type: "result", result } satisfies FromWorker),
-      (err: unknown) => port.postMessage({ type: "error", message: String(err) } satisfies FromWorker),
-    );
-  });
-  port.postMessage({ type: "ready" } satisfies FromWorker);
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Main thread.
-
-function envInt(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = Math.floor(sorted.length / 2);
-  const upper = sorted[mid] ?? Number.NaN;
-  return sorted.length % 2 === 1 ? upper : ((sorted[mid - 1] ?? Number.NaN) + upper) / 2;
-}
-
-/** A handle on the load-generator worker: one run at a time. */
-class LoadGenerator {
-  private pending: { resolve(result: LoadResult): void; reject(error: Error): void } | null = null;
-  private readonly ready: Promise<void>;
-
-  private constructor(private readonly worker: Worker) {
-    this.ready = new Promise((resolve, reject) => {
-      worker.on("message", (message: FromWorker) => {
-        if (message.type === "ready") return resolve();
-        const pending = this.pending;
-        this.pending = null;
-        if (!pending) return;
-        if (message.type === "result") pending.resolve(message.result);
-        else pending.reject(new Error(`load generator: ${message.message}`));
-      });
-      worker.on("error", (err) => {
-        reject(err);
-        this.pending?.reject(err);
-        this.pending = null;
-      });
-    });
-  }
-
-  static async start(keys: string[]): Promise<LoadGenerator> {
-    // Worker threads do not inherit tsx's loader hooks: register them in the worker, then load this file.
-    const tsxApi = import.meta.resolve("tsx/esm/api");
-    const boot = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(import.meta.url)}); });`;
-    const generator = new LoadGenerator(
-      new Worker(boot, { eval: true, workerData: { keys } satisfies WorkerInput }),
-    );
-    await generator.ready;
-    return generator;
-  }
-
-  run(spec: RunSpec): Promise<LoadResult> {
-    if (this.pending) throw new Error("load generator is busy");
-    return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject };
-      this.worker.postMessage({ type: "run", spec } satisfies ToWorker);
-    });
-  }
-
-  async stop(): Promise<void> {
-    this.worker.postMessage({ type: "exit" } satisfies ToWorker);
-    await this.worker.terminate();
-  }
-}
 
 interface MeasuredRun extends LoadResult {
   round: number;
@@ -470,20 +282,8 @@ interface MeasuredRun extends LoadResult {
   serverBusyUsPerRequest: number;
 }
 
-function listenAddress(server: Server): string {
-  const address = server.address();
-  if (typeof address !== "object" || address === null) throw new Error("server is not listening on TCP");
-  return `http://127.0.0.1:${address.port}`;
-}
-
-const fmt = (value: number, digits: number): string => value.toFixed(digits);
-const pad = (text: string, width: number): string => text.padStart(width);
-
 async function main(): Promise<void> {
-  const durationSec = envInt("BENCH_DURATION", 10, 1);
-  const connections = envInt("BENCH_CONNECTIONS", 10, 1);
-  const rounds = envInt("BENCH_ROUNDS", 3, 1);
-  const warmupSec = envInt("BENCH_WARMUP", 2, 0);
+  const { durationSec, warmupSec, rounds, connections } = loadKnobs(10);
   // Round robin over enough keys that none exceeds the per-key limit in a window: 1000 keys carry
   // 1000 × 600 / 60 = 10,000 req/s sustained for a whole minute.
   const keyCount = envInt("BENCH_KEYS", 1000, 1);
@@ -504,19 +304,18 @@ async function main(): Promise<void> {
   const path = `${API_PREFIX}/icp/criteria`;
 
   const logger = pino({ level: "info" }, process.stderr);
-  let db: Database | null = null;
+  let fresh: FreshDatabase | null = null;
   let counters: CounterStore | null = null;
   let audit: AuditSink | null = null;
   /** Closes the listening servers, in order. */
   const closers: (() => PromiseLike<unknown>)[] = [];
-  let load: LoadGenerator | null = null;
+  let load: LoadGenerator<RunSpec, LoadResult> | null = null;
 
   try {
     // --- Database and seed -------------------------------------------------------------------------
     const seedStarted = performance.now();
-    db = await openEmbedded(null);
-    await db.migrate();
-    const database = db;
+    fresh = await freshPglite();
+    const database = fresh.db;
     const owner = "owner@bench.ascribe.local";
     const account = await createAccount(database, {
       name: "Bench Company",
@@ -551,23 +350,12 @@ async function main(): Promise<void> {
     const seedMs = performance.now() - seedStarted;
 
     // --- The three servers -------------------------------------------------------------------------
-    counters = createMemoryCounterStore();
-    audit = createAuditWriter(database, logger);
-    let siteUrl = "http://127.0.0.1";
-    const pipelineApp = await buildApp({
-      db: database,
-      keys: keyStoreFor(database),
-      // The webhook routes are registered but not measured here: a fresh keyring will do.
-      secrets: createSecretBox([{ id: "bench", key: randomBytes(32) }]),
-      counters,
-      audit,
-      logger,
-      routes,
-      siteUrl: () => siteUrl,
-    });
+    const served = await serveApp(database, logger);
+    counters = served.counters;
+    audit = served.audit;
+    const pipelineApp = served.app;
     closers.push(() => pipelineApp.close());
-    await pipelineApp.listen({ host: "127.0.0.1", port: 0 });
-    siteUrl = listenAddress(pipelineApp.server);
+    const siteUrl = served.url;
 
     const reference = await fetch(siteUrl + path, { headers: { authorization: `Bearer ${firstKey}` } });
     const referenceText = await reference.text();
@@ -602,15 +390,7 @@ async function main(): Promise<void> {
       }
     }
 
-    const cpu = os.cpus();
-    const machine = {
-      node: process.version,
-      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-      cpus: cpu.length,
-      cpuModel: cpu[0]?.model ?? "unknown",
-      totalMemoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
-      loadAverage1m: os.loadavg()[0] ?? 0,
-    };
+    const machine = machineInfo();
     const parameters = {
       durationSec,
       warmupSec,
@@ -636,7 +416,7 @@ async function main(): Promise<void> {
     );
 
     // --- Runs --------------------------------------------------------------------------------------
-    load = await LoadGenerator.start(keys);
+    load = await LoadGenerator.start<RunSpec, LoadResult>(import.meta.url, { keys } satisfies WorkerInput);
     const generator = load;
     let pipelineResponses = 2; // the reference and the sanity request
 
@@ -893,12 +673,7 @@ async function main(): Promise<void> {
         pipelineResponses,
       },
     };
-    const dir = fileURLToPath(new URL("./results/", import.meta.url));
-    mkdirSync(dir, { recursive: true });
-    const json = `${JSON.stringify(results, null, 2)}\n`;
-    const file = `${dir}pipeline-${results.timestamp.replaceAll(":", "-")}.json`;
-    writeFileSync(file, json);
-    writeFileSync(`${dir}pipeline-latest.json`, json);
+    const file = writeResults("pipeline", results.timestamp, results);
     console.log("");
     console.log(`Results: ${file} (and pipeline-latest.json)`);
   } finally {
@@ -906,15 +681,8 @@ async function main(): Promise<void> {
     for (const close of closers) await close();
     await audit?.close();
     await counters?.close();
-    await db?.close();
+    await fresh?.drop();
   }
 }
 
-if (isMainThread) {
-  main().catch((err: unknown) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exitCode = 1;
-  });
-} else if (parentPort) {
-  workerMain(parentPort);
-}
+runSuite(main, workerMain);

@@ -6,40 +6,38 @@
  * window, on PostgreSQL and on PGlite, and how p50 grows from the smallest scale to the largest.
  * See bench/README.md.
  */
-import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
-import pg from "pg";
 import pino from "pino";
 import { seedDemo } from "../src/admin/demo.ts";
 import { createKey } from "../src/admin/keys.ts";
 import { buildApp } from "../src/app.ts";
 import { createSecretBox } from "../src/crypto/secret-box.ts";
-import { type Database, openEmbedded, openPostgres, rows } from "../src/db/client.ts";
+import { rows } from "../src/db/client.ts";
 import { createAuditWriter } from "../src/http/audit.ts";
 import { createMemoryCounterStore } from "../src/http/rate-limiter.ts";
 import { keyStoreFor } from "../src/main.ts";
 import { routes } from "../src/routes/index.ts";
 import { API_PREFIX } from "../src/routes/route-def.ts";
+import {
+  DEFAULT_SERVER_URL,
+  envList,
+  type FreshDatabase,
+  freshPglite,
+  freshPostgres,
+  percentile,
+  writeResults,
+} from "./support.ts";
 
 type Backend = "postgres" | "pglite";
 
-const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const list = (name: string, fallback: string) =>
-  (process.env[name] ?? fallback)
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
+const serverUrl = process.env.DATABASE_URL ?? DEFAULT_SERVER_URL;
 const SAMPLES = Number(process.env.BENCH_REPORT_SAMPLES ?? 40);
 const SCALES: Record<Backend, number[]> = {
-  postgres: list("BENCH_REPORT_PG_SCALES", "10,100").map(Number),
-  pglite: list("BENCH_REPORT_PGLITE_SCALES", "10").map(Number),
+  postgres: envList("BENCH_REPORT_PG_SCALES", "10,100").map(Number),
+  pglite: envList("BENCH_REPORT_PGLITE_SCALES", "10").map(Number),
 };
-const BACKENDS = list("BENCH_REPORT_BACKENDS", "postgres,pglite") as Backend[];
+const BACKENDS = envList("BENCH_REPORT_BACKENDS", "postgres,pglite") as Backend[];
 const WINDOWS = [30, 365] as const;
 
 /** The report routes: every GET route of the registry except the per-contact lookups. */
@@ -48,50 +46,10 @@ const REPORT_PATHS = routes
   .map((r) => r.path)
   .filter((p) => !/^\/(icp|capi|creatives)\b/.test(p));
 
-interface Fresh {
-  db: Database;
-  drop(): Promise<void>;
-}
-
-async function openFresh(backend: Backend): Promise<Fresh> {
-  if (backend === "pglite") {
-    // On disk: a million-event account does not fit PGlite's in-memory WASM heap comfortably.
-    const dir = mkdtempSync(join(os.tmpdir(), "ascribe-bench-"));
-    const db = await openEmbedded(dir);
-    await db.migrate();
-    return {
-      db,
-      async drop() {
-        await db.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  }
-  const name = `ascribe_bench_${process.pid}_${randomUUID().slice(0, 8)}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database "${name}"`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString(), 600_000);
-  await db.migrate();
-  return {
-    db,
-    async drop() {
-      await db.close();
-      const dropper = new pg.Client({ connectionString: serverUrl });
-      await dropper.connect();
-      await dropper.query(`drop database if exists "${name}" with (force)`);
-      await dropper.end();
-    },
-  };
-}
-
-function percentile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[rank] ?? Number.NaN;
+function openFresh(backend: Backend): Promise<FreshDatabase> {
+  // PGlite on disk: a million-event account does not fit PGlite's in-memory WASM heap comfortably.
+  if (backend === "pglite") return freshPglite("disk");
+  return freshPostgres(serverUrl, { statementTimeoutMs: 600_000 });
 }
 
 interface RouteFigure {
@@ -253,11 +211,14 @@ async function main(): Promise<void> {
   }
 
   const timestamp = new Date().toISOString();
-  const dir = fileURLToPath(new URL("./results/", import.meta.url));
-  mkdirSync(dir, { recursive: true });
-  const json = `${JSON.stringify({ suite: "reports", timestamp, samples: SAMPLES, seeds, figures, growth }, null, 2)}\n`;
-  writeFileSync(`${dir}reports-${timestamp.replaceAll(":", "-")}.json`, json);
-  writeFileSync(`${dir}reports-latest.json`, json);
+  writeResults("reports", timestamp, {
+    suite: "reports",
+    timestamp,
+    samples: SAMPLES,
+    seeds,
+    figures,
+    growth,
+  });
 }
 
 main().catch((err: unknown) => {
