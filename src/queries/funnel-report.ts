@@ -61,7 +61,10 @@ export async function funnelReport(
   params: { window: ReportWindow; now: Date },
 ): Promise<Funnel> {
   const w = params.window;
-  const now = params.now.toISOString();
+  // For this report's transaction only (set_config(…, true) is SET LOCAL): the plan's cost grows with
+  // the cohort, and past jit_above_cost PostgreSQL spends 1–2 s compiling it (measured on the old
+  // per-contact plan) for a query that runs in ~100 ms; the cohort's sort and hashes stay in memory.
+  await db.execute(sql`select set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`);
   const [row] = await rows<Row>(
     db,
     sql`
@@ -74,52 +77,44 @@ export async function funnelReport(
         and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
       order by e.contact_id, e.event_datetime, e.id
     ),
-    reached as (
-      select c.*, ap.application_at, bk.booking_at, sh.show_at, sa.sale_at, sa.product_key, sa.product_name
+    -- the cohort's events at or after its lead, in one pass: the events since the window start
+    -- (every cohort lead is in the window) hashed against the cohort, instead of a lookup per contact
+    followed as (
+      select c.contact_id, f.event_type, f.event_datetime, f.counted, f.id, f.product_key, f.product_name,
+        case when f.event_type = 'booking' and f.cancelled_at is null and f.booking_date < ${w.today}::date
+          then (f.booking_date + coalesce(f.booking_time, '00:00')::time) at time zone ${w.timezone} end as met_at
       from cohort c
-      left join lateral (
-        select min(a.event_datetime) as application_at from events a
-        where a.account_id = ${accountId} and a.contact_id = c.contact_id and a.event_type = 'application'
-          and a.event_datetime >= c.lead_at
-      ) ap on true
-      left join lateral (
-        select min(b.event_datetime) as booking_at from events b
-        where b.account_id = ${accountId} and b.contact_id = c.contact_id and b.event_type = 'booking'
-          and b.event_datetime >= c.lead_at
-      ) bk on true
-      left join lateral (
-        -- shows = past meetings − no-shows, per contact: the show is the meeting after as many past
-        -- meetings as the contact has no-shows
-        select m.starts_at as show_at
-        from (
-          select b.booking_date,
-                 (b.booking_date + coalesce(b.booking_time, '00:00')::time) at time zone ${w.timezone} as starts_at
-          from events b
-          where b.account_id = ${accountId} and b.contact_id = c.contact_id and b.event_type = 'booking'
-            and b.cancelled_at is null and b.booking_date is not null and b.event_datetime >= c.lead_at
-        ) m
-        where m.booking_date < ${w.today}::date
-        order by m.starts_at
-        offset (
-          select count(*) from events n
-          where n.account_id = ${accountId} and n.contact_id = c.contact_id and n.event_type = 'no_show'
-            and n.event_datetime >= c.lead_at
-        )
-        limit 1
-      ) sh on true
-      left join lateral (
-        select s.event_datetime as sale_at, s.product_key, s.product_name from events s
-        where s.account_id = ${accountId} and s.contact_id = c.contact_id and s.counted
-          and s.event_datetime >= c.lead_at
-        order by s.event_datetime, s.id
-        limit 1
-      ) sa on true
+      join events f on f.contact_id = c.contact_id and f.event_datetime >= c.lead_at
+      where f.account_id = ${accountId} and f.event_datetime >= ${w.start}::timestamptz
+        and (f.event_type in ('application', 'booking', 'no_show') or f.counted)
+    ),
+    firsts as (
+      select contact_id,
+        min(event_datetime) filter (where event_type = 'application') as application_at,
+        min(event_datetime) filter (where event_type = 'booking') as booking_at,
+        count(*) filter (where event_type = 'no_show') as no_shows
+      from followed group by contact_id
+    ),
+    -- shows = past meetings − no-shows, per contact: the show is the meeting after as many past
+    -- meetings as the contact has no-shows
+    meetings as (
+      select contact_id, met_at, row_number() over (partition by contact_id order by met_at) as n
+      from followed where met_at is not null
+    ),
+    sales as (
+      select distinct on (contact_id) contact_id, event_datetime as sale_at, product_key, product_name
+      from followed where counted
+      order by contact_id, event_datetime, id
     ),
     depth as (
-      select r.*,
-        case when r.sale_at is not null then 5 when r.show_at is not null then 4
-             when r.booking_at is not null then 3 when r.application_at is not null then 2 else 1 end as depth
-      from reached r
+      select c.contact_id, c.lead_at, c.source, c.campaign, fi.application_at, fi.booking_at,
+        m.met_at as show_at, sa.sale_at, sa.product_key, sa.product_name,
+        case when sa.sale_at is not null then 5 when m.met_at is not null then 4
+             when fi.booking_at is not null then 3 when fi.application_at is not null then 2 else 1 end as depth
+      from cohort c
+      left join firsts fi on fi.contact_id = c.contact_id
+      left join meetings m on m.contact_id = c.contact_id and m.n = fi.no_shows + 1
+      left join sales sa on sa.contact_id = c.contact_id
     ),
     totals as (
       select
@@ -130,25 +125,29 @@ export async function funnelReport(
         count(*) filter (where depth >= 5) as c5
       from depth
     ),
-    steps as (
-      select * from (values
-        (1, 'lead', 'application'), (2, 'application', 'booking'), (3, 'booking', 'show'), (4, 'show', 'sale')
-      ) v(step, from_stage, to_stage)
-    ),
+    -- time between consecutive stages, in days: null unless both are reached, in order
     gaps as (
-      select s.step, extract(epoch from case s.step
-          when 1 then d.application_at - d.lead_at
-          when 2 then d.booking_at - d.application_at
-          when 3 then d.show_at - d.booking_at
-          else d.sale_at - d.show_at end) / 86400.0 as days
-      from steps s cross join depth d
+      select
+        case when application_at >= lead_at then extract(epoch from application_at - lead_at) / 86400.0 end as d1,
+        case when booking_at >= application_at then extract(epoch from booking_at - application_at) / 86400.0 end as d2,
+        case when show_at >= booking_at then extract(epoch from show_at - booking_at) / 86400.0 end as d3,
+        case when sale_at >= show_at then extract(epoch from sale_at - show_at) / 86400.0 end as d4
+      from depth
     ),
     medians as (
-      select s.step, s.from_stage, s.to_stage,
-        percentile_cont(0.5) within group (order by g.days) filter (where g.days >= 0) as median_days,
-        count(g.days) filter (where g.days >= 0) as sample_size
-      from steps s left join gaps g on g.step = s.step
-      group by s.step, s.from_stage, s.to_stage
+      select m.*
+      from (
+        select
+          percentile_cont(0.5) within group (order by d1) as m1, count(d1) as n1,
+          percentile_cont(0.5) within group (order by d2) as m2, count(d2) as n2,
+          percentile_cont(0.5) within group (order by d3) as m3, count(d3) as n3,
+          percentile_cont(0.5) within group (order by d4) as m4, count(d4) as n4
+        from gaps
+      ) g
+      cross join lateral (values
+        (1, 'lead', 'application', g.m1, g.n1), (2, 'application', 'booking', g.m2, g.n2),
+        (3, 'booking', 'show', g.m3, g.n3), (4, 'show', 'sale', g.m4, g.n4)
+      ) m(step, from_stage, to_stage, median_days, sample_size)
     )
     select
       ${w.from} as "from",
