@@ -41,6 +41,8 @@ CREATE TABLE "report_rollup_delta" (
 --> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "record_platform" text;--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "record_ad_id" text;--> statement-breakpoint
+ALTER TABLE "events" ADD COLUMN "first_touch_ad" text;--> statement-breakpoint
+ALTER TABLE "events" ADD COLUMN "assist_ads" text[];--> statement-breakpoint
 ALTER TABLE "report_rollup_daily" ADD CONSTRAINT "report_rollup_daily_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "report_rollup_delta" ADD CONSTRAINT "report_rollup_delta_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "events_counted_idx" ON "events" USING btree ("account_id","event_datetime") WHERE "events"."counted";--> statement-breakpoint

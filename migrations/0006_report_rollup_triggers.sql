@@ -17,7 +17,39 @@ CREATE FUNCTION ascribe_last_ad_touch(account uuid, contact uuid, at timestamptz
   LIMIT 1
 $fn$;
 --> statement-breakpoint
--- An event's ad of record as it is written: its resolved ad, else the contact's last ad touch.
+-- First-touch and assisted credit of a sale or payment (docs/attribution.md): its touches are the
+-- contact's ad touches in the 365 days up to it (not its own conversion touchpoint) and its own
+-- resolved ad; the first is the earliest (a touchpoint before the event's own ad at one instant,
+-- then the smaller id); the assists are the other distinct ads, neither first nor `record_key` (the
+-- ad of record, which takes last-touch credit). Ads as `platform/ad_id`. NULLs for other events.
+-- (Parameter names differ from every touchpoints column: in SQL functions a column wins.)
+CREATE FUNCTION ascribe_sale_touch_credit(account uuid, contact uuid, sale_id text, sale_type text,
+    sale_at timestamptz, own_platform text, own_ad text, record_key text)
+  RETURNS TABLE (first_touch_ad text, assist_ads text[])
+  LANGUAGE sql STABLE
+  AS $fn$
+  WITH touches AS (
+    SELECT tp.resolved_platform || '/' || tp.resolved_ad_id AS ad, tp.occurred_at, 0 AS own,
+           tp.id::text AS tid
+    FROM touchpoints tp
+    WHERE sale_type IN ('sale', 'payment')
+      AND tp.account_id = account AND tp.contact_id = contact AND tp.resolved_ad_id IS NOT NULL
+      AND tp.occurred_at <= sale_at AND tp.occurred_at >= sale_at - interval '365 days'
+      AND NOT (tp.kind = 'conversion' AND tp.event_id IS NOT DISTINCT FROM sale_id)
+    UNION ALL
+    SELECT own_platform || '/' || own_ad, sale_at, 1, ''
+    WHERE sale_type IN ('sale', 'payment') AND own_ad IS NOT NULL
+  ),
+  first AS (SELECT ad FROM touches ORDER BY occurred_at, own, tid LIMIT 1)
+  SELECT (SELECT ad FROM first),
+    CASE WHEN sale_type IN ('sale', 'payment') THEN coalesce(
+      (SELECT array_agg(DISTINCT t.ad ORDER BY t.ad) FROM touches t
+       WHERE t.ad IS DISTINCT FROM (SELECT ad FROM first) AND t.ad IS DISTINCT FROM record_key),
+      '{}') END
+$fn$;
+--> statement-breakpoint
+-- An event's ad of record as it is written: its resolved ad, else the contact's last ad touch; and,
+-- for a sale or payment, its first-touch and assisting ads.
 CREATE FUNCTION ascribe_events_ad_of_record() RETURNS trigger
   LANGUAGE plpgsql
   AS $fn$
@@ -41,28 +73,42 @@ BEGIN
       FROM ascribe_last_ad_touch(NEW.account_id, NEW.contact_id, NEW.event_datetime) l;
     END IF;
   END IF;
+  SELECT c.first_touch_ad, c.assist_ads INTO NEW.first_touch_ad, NEW.assist_ads
+  FROM ascribe_sale_touch_credit(NEW.account_id, NEW.contact_id, NEW.id, NEW.event_type,
+    NEW.event_datetime, NEW.resolved_platform, NEW.resolved_ad_id,
+    NEW.record_platform || '/' || NEW.record_ad_id) c;
   RETURN NEW;
 END $fn$;
 --> statement-breakpoint
 CREATE TRIGGER events_ad_of_record BEFORE INSERT OR UPDATE ON events
   FOR EACH ROW EXECUTE FUNCTION ascribe_events_ad_of_record();
 --> statement-breakpoint
--- Recomputes the ad of record of the events without a resolved ad of some contacts (all of the
+-- Recomputes what depends on a contact's touches — the ad of record of events without a resolved
+-- ad, the first-touch and assisting ads of sales and payments — for some contacts (all of the
 -- account's when `contact_ids` is NULL); writes only what changed.
 CREATE FUNCTION ascribe_refresh_ad_of_record(account uuid, contact_ids uuid[]) RETURNS void
   LANGUAGE sql
   AS $fn$
   UPDATE events e
-  SET record_platform = r.platform, record_ad_id = r.ad_id
+  SET record_platform = r.platform, record_ad_id = r.ad_id, first_touch_ad = c.first_touch_ad,
+      assist_ads = c.assist_ads
   FROM (
-    SELECT x.account_id, x.id, l.platform, l.ad_id
+    SELECT x.account_id, x.id, x.contact_id, x.event_type, x.event_datetime, x.resolved_platform,
+           x.resolved_ad_id,
+           CASE WHEN x.resolved_ad_id IS NOT NULL THEN x.resolved_platform ELSE l.platform END AS platform,
+           coalesce(x.resolved_ad_id, l.ad_id) AS ad_id
     FROM events x
-    LEFT JOIN LATERAL ascribe_last_ad_touch(x.account_id, x.contact_id, x.event_datetime) l ON true
-    WHERE x.account_id = account AND x.resolved_ad_id IS NULL AND x.contact_id IS NOT NULL
+    LEFT JOIN LATERAL ascribe_last_ad_touch(x.account_id, x.contact_id, x.event_datetime) l
+      ON x.resolved_ad_id IS NULL
+    WHERE x.account_id = account AND x.contact_id IS NOT NULL
+      AND (x.resolved_ad_id IS NULL OR x.event_type IN ('sale', 'payment'))
       AND (contact_ids IS NULL OR x.contact_id = ANY (contact_ids))
   ) r
+  CROSS JOIN LATERAL ascribe_sale_touch_credit(r.account_id, r.contact_id, r.id, r.event_type,
+    r.event_datetime, r.resolved_platform, r.resolved_ad_id, r.platform || '/' || r.ad_id) c
   WHERE e.account_id = r.account_id AND e.id = r.id
-    AND (e.record_platform, e.record_ad_id) IS DISTINCT FROM (r.platform, r.ad_id)
+    AND (e.record_platform, e.record_ad_id, e.first_touch_ad, e.assist_ads)
+        IS DISTINCT FROM (r.platform, r.ad_id, c.first_touch_ad, c.assist_ads)
 $fn$;
 --> statement-breakpoint
 -- A touchpoint that gains, loses or moves an ad touch (a beacon, an imported visit, a visitor who
@@ -133,12 +179,12 @@ CREATE FUNCTION ascribe_report_rollup_sql(source text, target text) RETURNS text
              d.group_disputes, d.cancelled_at IS NOT NULL AS cancelled, false AS is_meeting,
              (d.event_datetime AT TIME ZONE a.timezone)::date AS day,
              d.record_platform, d.record_ad_id, d.utm_source, d.utm_campaign, d.campaign_name,
-             d.product_name, d.product_key, d.assigned_user_name
+             d.product_name, d.product_key, d.assigned_user_name, d.first_touch_ad, d.assist_ads
       FROM delta d JOIN accounts a ON a.id = d.account_id
       UNION ALL
       SELECT d.account_id, d.sign, d.event_type, NULL, NULL, NULL, NULL, false, true, d.booking_date,
              d.record_platform, d.record_ad_id, d.utm_source, d.utm_campaign, d.campaign_name,
-             d.product_name, d.product_key, d.assigned_user_name
+             d.product_name, d.product_key, d.assigned_user_name, NULL, NULL
       FROM delta d
       WHERE d.event_type = 'booking' AND d.booking_date IS NOT NULL AND d.cancelled_at IS NULL
     ),
@@ -154,9 +200,13 @@ CREATE FUNCTION ascribe_report_rollup_sql(source text, target text) RETURNS text
         ('product', coalesce(nullif(btrim(p.product_name), ''), nullif(btrim(p.product_key), ''), '')),
         ('rep', coalesce(nullif(btrim(p.assigned_user_name), ''), '')),
         ('ad_rep', CASE WHEN p.record_ad_id IS NOT NULL AND nullif(btrim(p.assigned_user_name), '') IS NOT NULL
-          THEN p.record_platform || '/' || p.record_ad_id || chr(31) || btrim(p.assigned_user_name) END)
+          THEN p.record_platform || '/' || p.record_ad_id || chr(31) || btrim(p.assigned_user_name) END),
+        ('ad_ft', p.first_touch_ad)
       ) AS k(dim, key)
       WHERE k.key IS NOT NULL
+      UNION ALL
+      SELECT p.*, 'ad_assist', a.key
+      FROM placed p CROSS JOIN LATERAL unnest(p.assist_ads) AS a(key)
     ),
     summed AS (
       SELECT account_id, dim, day, key,

@@ -286,6 +286,13 @@ export const events = pgTable(
      */
     recordPlatform: text("record_platform"),
     recordAdId: text("record_ad_id"),
+    /**
+     * On sale and payment events: the first ad touch of the contact in the 365 days up to it, and
+     * the other distinct ads touched then (neither first nor of record), as `platform/ad_id`:
+     * first-touch and assisted credit. Kept by the same triggers.
+     */
+    firstTouchAd: text("first_touch_ad"),
+    assistAds: text("assist_ads").array(),
     // Sale counting (docs/metrics.md), materialized on sale-type events.
     counted: boolean("counted"),
     dropReason: text("drop_reason"),
@@ -333,8 +340,8 @@ const rollupMeasures = () => ({
  * Daily event aggregates the reports read instead of scanning events (docs/metrics.md "Rollup").
  * One row per account, dimension, key and day: `dim` is `total` (key ''), `ad` (key
  * `platform/ad_id` of the event's ad of record, '' none), `source`, `campaign` (events without
- * an ad of record only), `product`, `rep` ('' = none) or `ad_rep` (key `platform/ad_id` U+001F
- * rep, events with both). Event counts sit on the event's day in the
+ * an ad of record only), `product`, `rep` ('' = none), `ad_rep` (key `platform/ad_id` U+001F
+ * rep, events with both), `ad_ft` and `ad_assist` (sale events' first-touch and assisting ads). Event counts sit on the event's day in the
  * account's timezone, `meetings` on the booking day.
  */
 export const reportRollupDaily = pgTable(

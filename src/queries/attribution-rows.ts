@@ -1,5 +1,4 @@
 import { sql } from "drizzle-orm";
-import { LOOKBACK } from "../attribution/ad-of-record.ts";
 import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
@@ -43,11 +42,10 @@ export interface AttributionRow {
 
 /**
  * One row per ad with spend or any result in the window (docs/attribution.md, docs/metrics.md
- * "Attribution"). Results go to each conversion's ad of record (events.record_*: its own resolved
- * ad, else the contact's last ad touch at or before it within 365 days), read from the daily
- * rollup's `ad` and `ad_rep` rows; ft / lt / assisted credit each counted sale of the window to the
- * first, last and other distinct ads the contact touched in the 365 days up to the sale (the
- * window's counted sales through events_counted_idx, their touches through touchpoints_ad_touch_idx).
+ * "Attribution"), all from the daily rollup: results go to each conversion's ad of record
+ * (`ad`, `ad_rep` rows), which is also the sale's last touch; first-touch and assisted credit of
+ * each counted sale to the first and the other distinct ads the contact touched in the 365 days up
+ * to it (`ad_ft`, `ad_assist` rows). The database keeps all three on the events (migration 0006).
  * Sorted by spend, then revenue, descending; then platform and ad id.
  */
 export async function attributionRows(
@@ -82,58 +80,19 @@ export async function attributionRows(
             + r.sales_lost + r.sales > 0
       group by 1
     ),
-    sales as (
-      select e.account_id, e.id, e.contact_id, e.event_datetime, e.resolved_platform, e.resolved_ad_id,
-             e.record_platform as ad_platform, e.record_ad_id as ad_id,
-             coalesce(e.group_revenue, 0) as revenue
-      from events e
-      where e.account_id = ${accountId} and e.counted
-        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
-    ),
-    -- every ad touch of a sale: the contact's resolved touchpoints in the 365 days up to it, and the
-    -- sale's own resolved ad (its own conversion touchpoint is that same touch, so it is skipped)
-    touches as (
-      select s.id as sale_id, t.platform, t.ad_id, t.occurred_at, 0 as own, t.tid
-      from sales s
-      cross join lateral (
-        select tp.resolved_platform as platform, tp.resolved_ad_id as ad_id, tp.occurred_at, tp.id::text as tid
-        from touchpoints tp
-        where tp.account_id = ${accountId} and tp.contact_id = s.contact_id and tp.resolved_ad_id is not null
-          and tp.occurred_at <= s.event_datetime and tp.occurred_at >= s.event_datetime - ${LOOKBACK}
-          and not (tp.kind = 'conversion' and tp.event_id is not distinct from s.id)
-      ) t
-      union all
-      select s.id, s.resolved_platform, s.resolved_ad_id, s.event_datetime, 1, ''
-      from sales s where s.resolved_ad_id is not null
-    ),
-    ft as (
-      select distinct on (sale_id) sale_id, platform, ad_id
-      from touches order by sale_id, occurred_at, own, tid
-    ),
-    assisted as (
-      select distinct t.sale_id, t.platform, t.ad_id
-      from touches t
-      join ft on ft.sale_id = t.sale_id
-      join sales s on s.id = t.sale_id
-      where not (t.platform = ft.platform and t.ad_id = ft.ad_id)
-        and not (t.platform = s.ad_platform and t.ad_id = s.ad_id)
-    ),
-    credit as (
-      select s.account_id, ft.platform, ft.ad_id, 'ft' as m, s.revenue from ft join sales s on s.id = ft.sale_id
-      union all
-      select s.account_id, s.ad_platform, s.ad_id, 'lt', s.revenue from sales s where s.ad_id is not null
-      union all
-      select s.account_id, a.platform, a.ad_id, 'as', s.revenue from assisted a join sales s on s.id = a.sale_id
-    ),
+    -- first-touch and assisted credit of the window's counted sales (stored on each sale event,
+    -- rolled up by ad); last touch is the ad of record, i.e. the results above
     cr as (
-      select account_id, platform, ad_id,
-        count(*) filter (where m = 'ft') as sales_ft,
-        coalesce(sum(revenue) filter (where m = 'ft'), 0) as revenue_ft,
-        count(*) filter (where m = 'lt') as sales_lt,
-        coalesce(sum(revenue) filter (where m = 'lt'), 0) as revenue_lt,
-        count(*) filter (where m = 'as') as sales_assisted,
-        coalesce(sum(revenue) filter (where m = 'as'), 0) as revenue_assisted
-      from credit group by 1, 2, 3
+      select r.account_id, split_part(r.key, '/', 1) as platform, substr(r.key, strpos(r.key, '/') + 1) as ad_id,
+        coalesce(sum(r.sales) filter (where r.dim = 'ad_ft'), 0) as sales_ft,
+        coalesce(sum(r.revenue) filter (where r.dim = 'ad_ft'), 0) as revenue_ft,
+        coalesce(sum(r.sales) filter (where r.dim = 'ad_assist'), 0) as sales_assisted,
+        coalesce(sum(r.revenue) filter (where r.dim = 'ad_assist'), 0) as revenue_assisted
+      from report_rollup_daily r
+      where r.account_id = ${accountId} and r.dim in ('ad_ft', 'ad_assist')
+        and r.day between ${w.from}::date and ${w.to}::date
+      group by 1, 2, 3
+      having sum(r.sales) > 0
     ),
     sp as (
       select account_id, platform, ad_id, sum(spend) as spend, sum(clicks) as clicks,
@@ -176,8 +135,8 @@ export async function attributionRows(
       to_jsonb(coalesce(reps.rep_names, '{}'::text[])) as out_rep_names,
       coalesce(cr.sales_ft, 0)::int as out_sales_ft,
       round(coalesce(cr.revenue_ft, 0), 2)::float8 as out_revenue_ft,
-      coalesce(cr.sales_lt, 0)::int as out_sales_lt,
-      round(coalesce(cr.revenue_lt, 0), 2)::float8 as out_revenue_lt,
+      coalesce(res.sales, 0)::int as out_sales_lt,
+      round(coalesce(res.revenue, 0), 2)::float8 as out_revenue_lt,
       coalesce(cr.sales_assisted, 0)::int as out_sales_assisted,
       round(coalesce(cr.revenue_assisted, 0), 2)::float8 as out_revenue_assisted,
       round(coalesce(res.refunds, 0), 2)::float8 as out_refund_amount,
