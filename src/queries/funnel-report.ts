@@ -61,10 +61,9 @@ export async function funnelReport(
   params: { window: ReportWindow; now: Date },
 ): Promise<Funnel> {
   const w = params.window;
-  // For this report's transaction only (set_config(…, true) is SET LOCAL): the plan's cost grows with
-  // the cohort, and past jit_above_cost PostgreSQL spends 1–2 s compiling it (measured on the old
-  // per-contact plan) for a query that runs in ~100 ms; the cohort's sort and hashes stay in memory.
-  await db.execute(sql`select set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`);
+  // For this report's transaction only (set_config(…, true) is SET LOCAL): the cohort's sort and
+  // hashes stay in memory.
+  await db.execute(sql`select set_config('work_mem', '32MB', true)`);
   const [row] = await rows<Row>(
     db,
     sql`
