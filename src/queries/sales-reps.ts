@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
+import { foldReportRollup } from "./fold-report-rollup.ts";
 
 export interface RepRow {
   rep_name: string | null;
@@ -20,9 +21,14 @@ export interface RepRow {
 
 /**
  * One row per rep over a window (docs/metrics.md "Sales"): each event counts for the rep named on it
- * (`assigned_user_name`), with the dashboard's definitions; events without a rep make the row whose
- * `rep_name` is null, so the rows add up to the dashboard totals. Reps of the `reps` table without
- * activity get a row of zeros.
+ * (`assigned_user_name`, trimmed), with the dashboard's definitions; events without a rep (or with a
+ * blank name) make the row whose `rep_name` is null, so the rows add up to the dashboard totals.
+ * Reps of the `reps` table without activity get a row of zeros.
+ *
+ * Counts, sales, revenue and meetings come from the daily rollup's `rep` rows (key = the trimmed
+ * name, '' for none), as the dashboard's rep breakdown. Only the per-contact figures are read from
+ * events: contacts_closed from the window's counted sales (events_counted_idx), contacts_met from
+ * the window's past meetings (events_booking_date_idx).
  */
 export async function salesReps(
   db: Sql,
@@ -30,55 +36,63 @@ export async function salesReps(
   params: { window: ReportWindow; now: Date },
 ): Promise<Omit<RepRow & { account_id: string }, "account_id">[]> {
   const w = params.window;
+  await foldReportRollup(db, accountId);
   const result = await rows<RepRow & { account_id: string }>(
     db,
     sql`
-    with ev as (
-      select e.account_id, e.assigned_user_name as rep_name,
-        count(*) filter (where e.event_type = 'booking') as bookings,
-        count(*) filter (where e.event_type = 'no_show') as no_shows,
-        count(*) filter (where e.counted) as sales,
-        coalesce(sum(e.group_revenue) filter (where e.counted), 0) as revenue,
-        count(distinct e.contact_id) filter (where e.counted) as contacts_closed
+    with ru as (
+      select r.account_id, nullif(r.key, '') as rep_name,
+        sum(r.bookings) as bookings,
+        sum(r.no_shows) as no_shows,
+        sum(r.sales) as sales,
+        sum(r.revenue) as revenue,
+        sum(r.meetings) as meetings,
+        coalesce(sum(r.meetings) filter (where r.day < ${w.today}::date), 0) as past,
+        bool_or((r.leads, r.applications, r.bookings, r.no_shows, r.cancels, r.cancelled_bookings,
+          r.sales_lost, r.sales, r.revenue, r.refunds, r.disputes, r.meetings)
+          is distinct from (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) as active
+      from report_rollup_daily r
+      where r.account_id = ${accountId} and r.dim = 'rep'
+        and r.day between ${w.from}::date and ${w.to}::date
+      group by r.account_id, 2
+    ),
+    closed as (
+      select e.account_id, nullif(btrim(e.assigned_user_name), '') as rep_name,
+        count(distinct e.contact_id) as contacts_closed
       from events e
-      where e.account_id = ${accountId}
+      where e.account_id = ${accountId} and e.counted
         and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
-      group by e.account_id, e.assigned_user_name
+      group by e.account_id, 2
     ),
-    mt as (
-      select b.account_id, b.assigned_user_name as rep_name,
-        count(*) as meetings,
-        count(*) filter (where b.booking_date < ${w.today}::date) as past,
-        count(distinct b.contact_id) filter (where b.booking_date < ${w.today}::date) as contacts_met
-      from (
-        select m.account_id, m.assigned_user_name, m.contact_id, m.booking_date
-        from events m
-        where m.account_id = ${accountId} and m.event_type = 'booking' and m.cancelled_at is null
-          and m.booking_date between ${w.from}::date and ${w.to}::date
-      ) b
-      group by b.account_id, b.assigned_user_name
-    ),
-    named as (
-      select r.account_id, r.name as rep_name from reps r where r.account_id = ${accountId}
+    met as (
+      select b.account_id, nullif(btrim(b.assigned_user_name), '') as rep_name,
+        count(distinct b.contact_id) as contacts_met
+      from events b
+      where b.account_id = ${accountId} and b.event_type = 'booking' and b.cancelled_at is null
+        and b.booking_date between ${w.from}::date and ${w.to}::date
+        and b.booking_date < ${w.today}::date
+      group by b.account_id, 2
     ),
     keys as (
-      select account_id, rep_name from ev
-      union select account_id, rep_name from mt
-      union select account_id, rep_name from named
+      select account_id, rep_name from ru where active
+      union select account_id, rep_name from closed
+      union select account_id, rep_name from met
+      union select n.account_id, nullif(btrim(n.name), '') from reps n where n.account_id = ${accountId}
     ),
     base as (
       select k.account_id, k.rep_name,
-        coalesce(ev.bookings, 0) as bookings,
-        coalesce(mt.meetings, 0) as meetings,
-        greatest(coalesce(mt.past, 0) - coalesce(ev.no_shows, 0), 0) as shows,
-        coalesce(ev.no_shows, 0) as no_shows,
-        coalesce(ev.sales, 0) as sales,
-        coalesce(ev.revenue, 0) as revenue,
-        coalesce(mt.contacts_met, 0) as contacts_met,
-        coalesce(ev.contacts_closed, 0) as contacts_closed
+        coalesce(ru.bookings, 0) as bookings,
+        coalesce(ru.meetings, 0) as meetings,
+        greatest(coalesce(ru.past, 0) - coalesce(ru.no_shows, 0), 0) as shows,
+        coalesce(ru.no_shows, 0) as no_shows,
+        coalesce(ru.sales, 0) as sales,
+        coalesce(ru.revenue, 0) as revenue,
+        coalesce(met.contacts_met, 0) as contacts_met,
+        coalesce(closed.contacts_closed, 0) as contacts_closed
       from keys k
-      left join ev on ev.account_id = k.account_id and ev.rep_name is not distinct from k.rep_name
-      left join mt on mt.account_id = k.account_id and mt.rep_name is not distinct from k.rep_name
+      left join ru on ru.account_id = k.account_id and ru.rep_name is not distinct from k.rep_name
+      left join met on met.account_id = k.account_id and met.rep_name is not distinct from k.rep_name
+      left join closed on closed.account_id = k.account_id and closed.rep_name is not distinct from k.rep_name
     )
     select
       account_id,

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import type { ReportWindow } from "../reports/window.ts";
+import { foldReportRollup } from "./fold-report-rollup.ts";
 
 export interface SalesPipeline {
   leads: number;
@@ -35,6 +36,13 @@ type Flat = Omit<SalesSummary, "pipeline"> & { [K in keyof SalesPipeline as `p_$
 /**
  * The sales summary over a window (docs/metrics.md "Sales"): the dashboard's definitions of sales,
  * revenue, meetings, shows and no-shows, plus lost sales and the booking pipeline.
+ *
+ * Every count and sum comes from the daily rollup's `total` rows (as GET /dashboard/kpis: events by
+ * their day, meetings by their booking day), a few dozen rows whatever the volume. Only what the
+ * rollup cannot give is read from events: the number of bookings of the window's days (cancelled
+ * meetings = that minus the rollup's meetings; index-only on events_booking_date_idx) and, per
+ * contact, applications without a later booking (the window's applications and bookings since its
+ * start, through events_type_datetime_idx).
  */
 export async function salesSummary(
   db: Sql,
@@ -42,55 +50,58 @@ export async function salesSummary(
   params: { window: ReportWindow; now: Date },
 ): Promise<SalesSummary> {
   const w = params.window;
+  await foldReportRollup(db, accountId);
   const [row] = await rows<Flat>(
     db,
     sql`
-    with ev as (
+    with r as (
       select
-        count(*) filter (where e.event_type = 'lead') as leads,
-        count(*) filter (where e.event_type = 'application') as applications,
-        count(*) filter (where e.event_type = 'booking') as bookings,
-        count(*) filter (where e.event_type = 'no_show') as no_shows,
-        count(*) filter (where e.event_type = 'sale_lost') as sales_lost,
-        count(*) filter (where e.counted) as sales,
-        coalesce(sum(e.group_revenue) filter (where e.counted), 0) as revenue,
-        coalesce(sum(e.group_refunds) filter (where e.counted), 0) as refunds,
-        coalesce(sum(e.group_disputes) filter (where e.counted), 0) as disputes
-      from events e
-      where e.account_id = ${accountId}
-        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
+        coalesce(sum(r.leads), 0) as leads,
+        coalesce(sum(r.applications), 0) as applications,
+        coalesce(sum(r.bookings), 0) as bookings,
+        coalesce(sum(r.no_shows), 0) as no_shows,
+        coalesce(sum(r.sales_lost), 0) as sales_lost,
+        coalesce(sum(r.sales), 0) as sales,
+        coalesce(sum(r.revenue), 0) as revenue,
+        coalesce(sum(r.refunds), 0) as refunds,
+        coalesce(sum(r.disputes), 0) as disputes,
+        coalesce(sum(r.meetings), 0) as meetings,
+        coalesce(sum(r.meetings) filter (where r.day < ${w.today}::date), 0) as past
+      from report_rollup_daily r
+      where r.account_id = ${accountId} and r.dim = 'total'
+        and r.day between ${w.from}::date and ${w.to}::date
     ),
-    meetings as (
-      select
-        count(*) filter (where b.cancelled_at is null) as meetings,
-        count(*) filter (
-          where b.cancelled_at is null
-            and b.booking_date < ${w.today}::date
-        ) as past,
-        count(*) filter (where b.cancelled_at is not null) as cancelled
+    -- Cancelled meetings are by booking day: every booking of the window's days (an index-only
+    -- count on events_booking_date_idx) minus the rollup's meetings (those not cancelled).
+    booked as (
+      select count(*) as booked
       from events b
       where b.account_id = ${accountId} and b.event_type = 'booking'
         and b.booking_date between ${w.from}::date and ${w.to}::date
     ),
+    -- Per contact: the first application of the window and the last booking since the window
+    -- began (a booking at or after an application of the window cannot be earlier), in one pass
+    -- over both types (events_type_datetime_idx).
+    contacts as (
+      select
+        min(e.event_datetime) filter (
+          where e.event_type = 'application' and e.event_datetime < ${w.end}::timestamptz
+        ) as applied_at,
+        max(e.event_datetime) filter (where e.event_type = 'booking') as booked_at
+      from events e
+      where e.account_id = ${accountId} and e.event_type in ('application', 'booking')
+        and e.contact_id is not null and e.event_datetime >= ${w.start}::timestamptz
+      group by e.contact_id
+    ),
     unbooked as (
       select count(*) as applications_without_booking
-      from (
-        select a.contact_id, min(a.event_datetime) as applied_at
-        from events a
-        where a.account_id = ${accountId} and a.event_type = 'application' and a.contact_id is not null
-          and a.event_datetime >= ${w.start}::timestamptz and a.event_datetime < ${w.end}::timestamptz
-        group by a.contact_id
-      ) ap
-      where not exists (
-        select 1 from events b
-        where b.account_id = ${accountId} and b.contact_id = ap.contact_id and b.event_type = 'booking'
-          and b.event_datetime >= ap.applied_at
-      )
+      from contacts c
+      where c.applied_at is not null and (c.booked_at is null or c.booked_at < c.applied_at)
     ),
     base as (
-      select ev.*, meetings.meetings, meetings.past, meetings.cancelled,
-        greatest(meetings.past - ev.no_shows, 0) as shows, unbooked.applications_without_booking
-      from ev, meetings, unbooked
+      select r.*, booked.booked - r.meetings as cancelled, greatest(r.past - r.no_shows, 0) as shows,
+        unbooked.applications_without_booking
+      from r, booked, unbooked
     )
     select
       ${w.from} as "from",
