@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { after, before } from "node:test";
 import pg from "pg";
 import pino from "pino";
 import { createAccount, setPlan } from "../../src/admin/accounts.ts";
@@ -78,6 +79,39 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}) 
   });
   await app.ready();
   return Object.assign(app, { audit });
+}
+
+export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
+
+/**
+ * A test file's database and app: registers `before` (open both) and `after` (close both) hooks where
+ * it is called. `db` and `app` are getters, set once the `before` hook has run.
+ */
+export function useTestApp(options: TestAppOptions = {}) {
+  let db: Awaited<ReturnType<typeof openTestDatabase>>;
+  let app: TestApp;
+  before(async () => {
+    db = await openTestDatabase();
+    app = await createTestApp(db, options);
+  });
+  after(async () => {
+    await app.close();
+    await app.audit.close();
+    await db.close();
+  });
+  return {
+    get db() {
+      return db;
+    },
+    get app() {
+      return app;
+    },
+    /** GET /api/v1{url} with a bearer key, on this file's app unless told. */
+    async get(key: string, url: string, on: TestApp = app) {
+      const r = await on.inject({ method: "GET", url: `/api/v1${url}`, headers: bearer(key) });
+      return { status: r.statusCode, body: r.json() };
+    },
+  };
 }
 
 export interface SeededAccount {

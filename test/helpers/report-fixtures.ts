@@ -3,6 +3,9 @@ import { type ImportKind, type ImportKindName, importKinds } from "../../src/imp
 import { reResolveAds } from "../../src/ingest/re-resolve-ads.ts";
 import { testSecrets } from "./harness.ts";
 
+/** An ISO instant in UTC: `at("2026-03-02")` is 10:00 that day. */
+export const at = (day: string, time = "10:00:00") => `${day}T${time}Z`;
+
 /**
  * Hand-built report data, written through the same import path as `ascribe import` (validation,
  * identity, enrichment, ad resolution, sale counting), kind by kind in the order given. Records are

@@ -1,30 +1,20 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import { rotateWebhookSecret } from "../../src/admin/webhook-secret.ts";
-import { type Database, rows } from "../../src/db/client.ts";
+import { rows } from "../../src/db/client.ts";
 import { signPayload } from "../../src/ingest/webhook-signature.ts";
-import { createTestApp, openTestDatabase, seedAccount, testSecrets } from "../helpers/harness.ts";
+import { seedAccount, testSecrets, useTestApp } from "../helpers/harness.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
 const now = new Date("2026-03-01T12:00:00Z");
 const nowSeconds = now.getTime() / 1000;
 
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { clock: () => now });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
+const env = useTestApp({ clock: () => now });
 
 let ipCounter = 0;
 function post(clientKey: string, body: string, signature: string | null, remoteAddress?: string) {
   ipCounter += 1;
-  return app.inject({
+  return env.app.inject({
     method: "POST",
     url: `/api/webhook/events?client_key=${encodeURIComponent(clientKey)}`,
     headers: {
@@ -37,13 +27,13 @@ function post(clientKey: string, body: string, signature: string | null, remoteA
 }
 
 async function accountWithSecret() {
-  const account = await seedAccount(db);
-  const { secret } = await rotateWebhookSecret(db, testSecrets, { account: account.accountId });
+  const account = await seedAccount(env.db);
+  const { secret } = await rotateWebhookSecret(env.db, testSecrets, { account: account.accountId });
   return { ...account, secret };
 }
 
 const eventCount = (accountId: string) =>
-  db
+  env.db
     .admin(accountId, (tx) =>
       rows<{ n: number }>(tx, sql`select count(*)::int as n from events where account_id = ${accountId}`),
     )
@@ -105,7 +95,7 @@ describe("POST /api/webhook/events", () => {
   });
 
   test("an unknown or malformed client key, or an account without a secret, is refused the same way", async () => {
-    const noSecret = await seedAccount(db);
+    const noSecret = await seedAccount(env.db);
     const body = lead("y1");
     const cases: [string, string][] = [
       ["ck_AAAAAAAAAAAAAAAA", "unknown_client_key"],

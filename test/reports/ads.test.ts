@@ -1,28 +1,12 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
-import type { Database } from "../../src/db/client.ts";
-import { bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+import { seedAccount, useTestApp } from "../helpers/harness.ts";
 import { type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
 const now = new Date("2026-03-31T12:00:00Z");
 
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { clock: () => now });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
-
-async function get(key: string, url: string) {
-  const r = await app.inject({ method: "GET", url: `/api/v1${url}`, headers: bearer(key) });
-  return { status: r.statusCode, body: r.json() };
-}
+const env = useTestApp({ clock: () => now });
 
 const meta = { platform: "meta", campaign_id: "C1", campaign_name: "Camp One" };
 const brand = { platform: "google", campaign_id: "GC", campaign_name: "Brand" };
@@ -130,10 +114,10 @@ const march = "from=2026-03-01&to=2026-03-31";
 
 describe("GET /ads/spend", () => {
   test("one row per ad and platform with spend in the window, by spend desc", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, spend);
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, spend);
     const key = await account.key(["read:ads"]);
-    const r = await get(key, `/ads/spend?${march}`);
+    const r = await env.get(key, `/ads/spend?${march}`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.data, [
       spendRow({ ...brand, ad_id: "G1", ad_name: "Search", total_spend: 200.5, ...media(20, 2000, 0) }),
@@ -171,12 +155,12 @@ describe("GET /ads/spend", () => {
   });
 
   test("a window without spend: an empty array; no parameters: the last 30 days", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, spend);
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, spend);
     const key = await account.key(["read:ads"]);
-    assert.deepEqual((await get(key, "/ads/spend?from=2025-01-01&to=2025-01-31")).body, { data: [] });
+    assert.deepEqual((await env.get(key, "/ads/spend?from=2025-01-01&to=2025-01-31")).body, { data: [] });
     // 2 → 31 March: T1's 2 March row is in, nothing else changes.
-    const r = await get(key, "/ads/spend");
+    const r = await env.get(key, "/ads/spend");
     assert.equal(r.status, 200);
     assert.deepEqual(
       r.body.data.map((x: { platform: string; ad_id: string }) => `${x.platform}:${x.ad_id}`),
@@ -185,13 +169,13 @@ describe("GET /ads/spend", () => {
   });
 
   test("malformed dates: 400 naming the parameter", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const key = await account.key(["read:ads"]);
-    assert.deepEqual(await get(key, "/ads/spend?to=2026-02-30"), {
+    assert.deepEqual(await env.get(key, "/ads/spend?to=2026-02-30"), {
       status: 400,
       body: { error: "to: is not a calendar date" },
     });
-    assert.deepEqual(await get(key, "/ads/campaigns?from=yesterday"), {
+    assert.deepEqual(await env.get(key, "/ads/campaigns?from=yesterday"), {
       status: 400,
       body: { error: "from: must be a date YYYY-MM-DD" },
     });
@@ -200,10 +184,10 @@ describe("GET /ads/spend", () => {
 
 describe("GET /ads/campaigns", () => {
   test("one row per campaign and platform, by spend desc", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, spend);
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, spend);
     const key = await account.key(["read:ads"]);
-    const r = await get(key, `/ads/campaigns?${march}`);
+    const r = await env.get(key, `/ads/campaigns?${march}`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.data, [
       // A1 150.25 + A2 80; ad sets S1 and S2.
@@ -256,20 +240,20 @@ describe("GET /ads/campaigns", () => {
   });
 
   test("invariant: Σ campaigns = Σ ads = dashboard spend, over several windows", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, spend);
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, spend);
     const key = await account.key(["read:ads", "read:dashboard"]);
     const sum = (xs: { total_spend: number }[]) =>
       Math.round(xs.reduce((s, x) => s + x.total_spend, 0) * 100) / 100;
     for (const window of [march, "from=2026-02-01&to=2026-04-30", "from=2026-03-06&to=2026-03-10", ""]) {
-      const ads = (await get(key, `/ads/spend?${window}`)).body.data;
-      const campaigns = (await get(key, `/ads/campaigns?${window}`)).body.data;
-      const kpis = (await get(key, `/dashboard/kpis?${window}`)).body.data;
+      const ads = (await env.get(key, `/ads/spend?${window}`)).body.data;
+      const campaigns = (await env.get(key, `/ads/campaigns?${window}`)).body.data;
+      const kpis = (await env.get(key, `/dashboard/kpis?${window}`)).body.data;
       assert.equal(sum(campaigns), sum(ads), window);
       assert.equal(sum(ads), kpis.spend, window);
     }
     // And the March figure by hand: 200.5 + 150.25 + 80 + 80 + 10 + 0.
-    assert.equal(sum((await get(key, `/ads/spend?${march}`)).body.data), 520.75);
+    assert.equal(sum((await env.get(key, `/ads/spend?${march}`)).body.data), 520.75);
   });
 });
 
@@ -283,7 +267,7 @@ async function insertRuns(
   ruleId: string,
   runs: { at: string; status: string; dry: boolean }[],
 ) {
-  await db.tenant(accountId, async (tx) => {
+  await env.db.tenant(accountId, async (tx) => {
     for (const [i, run] of runs.entries()) {
       await tx.execute(sql`
         insert into ad_rule_runs (account_id, id, rule_id, ran_at, dry_run, status, actions, summary)
@@ -295,9 +279,9 @@ async function insertRuns(
 
 describe("GET /ads/rules and /ads/rules/runs", () => {
   test("rules with their last run; runs newest first; other accounts' rules give nothing", async () => {
-    const account = await seedAccount(db);
-    const other = await seedAccount(db);
-    await loadFixture(db, account.accountId, {
+    const account = await seedAccount(env.db);
+    const other = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, {
       rules: [
         {
           id: R1,
@@ -313,7 +297,7 @@ describe("GET /ads/rules and /ads/rules/runs", () => {
         { id: R2, label: "Scale", rule_type: "scale_winners" },
       ],
     });
-    await loadFixture(db, other.accountId, { rules: [{ id: R_OTHER, label: "Theirs", rule_type: "x" }] });
+    await loadFixture(env.db, other.accountId, { rules: [{ id: R_OTHER, label: "Theirs", rule_type: "x" }] });
     await insertRuns(account.accountId, R1, [
       { at: "2026-03-28T06:00:00Z", status: "ok", dry: true },
       { at: "2026-03-30T06:00:00Z", status: "error", dry: false },
@@ -322,7 +306,7 @@ describe("GET /ads/rules and /ads/rules/runs", () => {
     await insertRuns(other.accountId, R_OTHER, [{ at: "2026-03-30T06:00:00Z", status: "ok", dry: true }]);
     const key = await account.key(["read:ads"]);
 
-    const rules = await get(key, "/ads/rules");
+    const rules = await env.get(key, "/ads/rules");
     assert.equal(rules.status, 200);
     for (const rule of rules.body.data) {
       assert.match(rule.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -361,7 +345,7 @@ describe("GET /ads/rules and /ads/rules/runs", () => {
       },
     ]);
 
-    const runs = await get(key, `/ads/rules/runs?rule_id=${R1}`);
+    const runs = await env.get(key, `/ads/rules/runs?rule_id=${R1}`);
     assert.equal(runs.status, 200);
     assert.deepEqual(
       runs.body.data.map((r: Record<string, unknown>) => [
@@ -378,39 +362,39 @@ describe("GET /ads/rules and /ads/rules/runs", () => {
       ],
     );
     assert.deepEqual(runs.body.data[0].actions, [{ action: "pause", ad_id: "A1" }]);
-    assert.equal((await get(key, `/ads/rules/runs?rule_id=${R1}&limit=2`)).body.data.length, 2);
+    assert.equal((await env.get(key, `/ads/rules/runs?rule_id=${R1}&limit=2`)).body.data.length, 2);
     // No rule_id, a rule of another account, an unknown rule: all the same empty array.
     for (const url of [
       "/ads/rules/runs",
       `/ads/rules/runs?rule_id=${R_OTHER}`,
       `/ads/rules/runs?rule_id=${R2}`,
     ]) {
-      assert.deepEqual(await get(key, url), { status: 200, body: { data: [] } }, url);
+      assert.deepEqual(await env.get(key, url), { status: 200, body: { data: [] } }, url);
     }
   });
 
   test("limit: default 30, clamped to 100; malformed parameters → 400", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, { rules: [{ id: R_BIG, label: "Busy", rule_type: "x" }] });
-    await db.tenant(account.accountId, (tx) =>
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, { rules: [{ id: R_BIG, label: "Busy", rule_type: "x" }] });
+    await env.db.tenant(account.accountId, (tx) =>
       tx.execute(sql`
         insert into ad_rule_runs (account_id, id, rule_id, ran_at, dry_run, status)
         select ${account.accountId}, gen_random_uuid(), ${R_BIG}, '2026-01-01T00:00:00Z'::timestamptz + n * interval '1 hour', true, 'ok'
         from generate_series(1, 120) n`),
     );
     const key = await account.key(["read:ads"]);
-    const runs = (url: string) => get(key, url).then((r) => r.body.data.length);
+    const runs = (url: string) => env.get(key, url).then((r) => r.body.data.length);
     assert.equal(await runs(`/ads/rules/runs?rule_id=${R_BIG}`), 30);
     assert.equal(await runs(`/ads/rules/runs?rule_id=${R_BIG}&limit=500`), 100);
-    assert.deepEqual(await get(key, `/ads/rules/runs?rule_id=${R_BIG}&limit=0`), {
+    assert.deepEqual(await env.get(key, `/ads/rules/runs?rule_id=${R_BIG}&limit=0`), {
       status: 400,
       body: { error: "limit: must be at least 1" },
     });
-    assert.deepEqual(await get(key, `/ads/rules/runs?rule_id=${R_BIG}&limit=ten`), {
+    assert.deepEqual(await env.get(key, `/ads/rules/runs?rule_id=${R_BIG}&limit=ten`), {
       status: 400,
       body: { error: "limit: must be an integer" },
     });
-    assert.deepEqual(await get(key, "/ads/rules/runs?rule_id=42"), {
+    assert.deepEqual(await env.get(key, "/ads/rules/runs?rule_id=42"), {
       status: 400,
       body: { error: "rule_id: must be a UUID" },
     });

@@ -1,32 +1,16 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { sharesOf } from "../../src/attribution/capture-health.ts";
-import { type Database, rows } from "../../src/db/client.ts";
-import { bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
-import { type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
+import { rows } from "../../src/db/client.ts";
+import { seedAccount, useTestApp } from "../helpers/harness.ts";
+import { at, type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
 const now = new Date("2026-03-31T12:00:00Z");
 
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { clock: () => now });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
+const env = useTestApp({ clock: () => now });
 
-async function get(key: string, url: string) {
-  const r = await app.inject({ method: "GET", url: `/api/v1${url}`, headers: bearer(key) });
-  return { status: r.statusCode, body: r.json() };
-}
-
-const at = (day: string, time = "10:00:00") => `${day}T${time}Z`;
 const MARCH = "?from=2026-03-01&to=2026-03-31";
 
 const ad = (id: string, date: string, spend: number, extra: Record<string, unknown> = {}) => ({
@@ -161,10 +145,10 @@ const zeros = {
 
 describe("GET /attribution", () => {
   test("the worked example of docs/attribution.md", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, worked);
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, worked);
     const key = await account.key(["read:attribution"]);
-    const r = await get(key, `/attribution${MARCH}`);
+    const r = await env.get(key, `/attribution${MARCH}`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.data, [
       {
@@ -204,8 +188,8 @@ describe("GET /attribution", () => {
   });
 
   test("assisted: every other distinct ad; the event's own ad is its last touch", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, {
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, {
       spend: [ad("A", "2026-03-01", 10), ad("B", "2026-03-01", 10), ad("C", "2026-03-01", 10)],
       touchpoints: [
         click("u1", "bob@x.test", "A", "2026-03-02"),
@@ -226,7 +210,7 @@ describe("GET /attribution", () => {
         },
       ],
     });
-    const r = await get(await account.key(["read:attribution"]), `/attribution${MARCH}`);
+    const r = await env.get(await account.key(["read:attribution"]), `/attribution${MARCH}`);
     assert.equal(r.status, 200);
     const byId = Object.fromEntries(r.body.data.map((row: { out_ad_id: string }) => [row.out_ad_id, row]));
     // first touch A (March 2), last touch B (the sale's own utm_ad_id), C assisted; A twice is one ad
@@ -248,7 +232,7 @@ describe("GET /attribution", () => {
   });
 
   test("a later email, bio-link or organic touch never takes ad credit", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const plain = (id: string, day: string, utm: Record<string, string>) => ({
       id,
       email: "cy@x.test",
@@ -258,7 +242,7 @@ describe("GET /attribution", () => {
       occurred_at: at(day),
       ...utm,
     });
-    await loadFixture(db, account.accountId, {
+    await loadFixture(env.db, account.accountId, {
       spend: [ad("A", "2026-03-01", 10)],
       touchpoints: [
         click("v1", "cy@x.test", "A", "2026-03-02"),
@@ -284,7 +268,7 @@ describe("GET /attribution", () => {
         },
       ],
     });
-    const r = await get(await account.key(["read:attribution"]), `/attribution${MARCH}`);
+    const r = await env.get(await account.key(["read:attribution"]), `/attribution${MARCH}`);
     assert.equal(r.body.data.length, 1);
     const [row] = r.body.data;
     assert.deepEqual(
@@ -306,7 +290,7 @@ describe("GET /attribution", () => {
     const journeys = fc.array(fc.array(step, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 });
     await fc.assert(
       fc.asyncProperty(journeys, async (contacts) => {
-        const account = await seedAccount(db);
+        const account = await seedAccount(env.db);
         const fixture = {
           spend: [ad("A", "2026-03-01", 10), ad("B", "2026-03-01", 20), ad("C", "2026-03-01", 30)],
           touchpoints: [] as Record<string, unknown>[],
@@ -349,12 +333,12 @@ describe("GET /attribution", () => {
             }
           });
         });
-        await loadFixture(db, account.accountId, fixture as Fixture);
-        const counted = await db.tenant(account.accountId, (tx) =>
+        await loadFixture(env.db, account.accountId, fixture as Fixture);
+        const counted = await env.db.tenant(account.accountId, (tx) =>
           rows<{ id: string }>(tx, sql`select id from events where counted`),
         );
         const expected = counted.filter((e) => touched.has(e.id)).length;
-        const r = await get(await account.key(["read:attribution"]), `/attribution${MARCH}`);
+        const r = await env.get(await account.key(["read:attribution"]), `/attribution${MARCH}`);
         assert.equal(r.status, 200);
         const data = r.body.data as Record<string, number>[];
         const sum = (f: string) => data.reduce((a, row) => a + (row[f] ?? 0), 0);
@@ -373,14 +357,14 @@ describe("GET /attribution", () => {
   });
 
   test("an empty account: no rows; malformed dates: 400 naming the parameter", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const key = await account.key(["read:attribution"]);
-    assert.deepEqual(await get(key, "/attribution"), { status: 200, body: { data: [] } });
-    assert.deepEqual(await get(key, "/attribution?to=2026-02-30"), {
+    assert.deepEqual(await env.get(key, "/attribution"), { status: 200, body: { data: [] } });
+    assert.deepEqual(await env.get(key, "/attribution?to=2026-02-30"), {
       status: 400,
       body: { error: "to: is not a calendar date" },
     });
-    assert.deepEqual(await get(key, "/attribution/report?from=2026-03-02&to=2026-03-01"), {
+    assert.deepEqual(await env.get(key, "/attribution/report?from=2026-03-02&to=2026-03-01"), {
       status: 400,
       body: { error: "from: must not be after to" },
     });
@@ -389,9 +373,9 @@ describe("GET /attribution", () => {
 
 describe("GET /attribution/report", () => {
   test("the worked example, per source, campaign and ad", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, worked);
-    const r = await get(await account.key(["read:attribution"]), `/attribution/report${MARCH}`);
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, worked);
+    const r = await env.get(await account.key(["read:attribution"]), `/attribution/report${MARCH}`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.data, [
       {
@@ -442,8 +426,8 @@ describe("GET /attribution/report", () => {
 
 describe("GET /attribution/health", () => {
   test("shares, pixel and issues, worked out by hand", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, {
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, {
       spend: [ad("X", "2026-03-01", 10)],
       touchpoints: [
         { ...click("w1", null, "X", "2026-03-30"), session_id: "s1" },
@@ -498,7 +482,7 @@ describe("GET /attribution/health", () => {
         { id: "e6", event_type: "lead", event_datetime: at("2026-02-20"), contact_email: "f@x.test" },
       ],
     });
-    const r = await get(await account.key(["read:attribution"]), "/attribution/health");
+    const r = await env.get(await account.key(["read:attribution"]), "/attribution/health");
     assert.equal(r.status, 200);
     const { issues, ...rest } = r.body.data;
     assert.deepEqual(rest, {
@@ -524,9 +508,9 @@ describe("GET /attribution/health", () => {
   });
 
   test("no data; a silent pixel is broken", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const key = await account.key(["read:attribution"]);
-    assert.deepEqual((await get(key, "/attribution/health")).body.data, {
+    assert.deepEqual((await env.get(key, "/attribution/health")).body.data, {
       verdict: "no_data",
       events_pub_30j: 0,
       pct_exact_id: 0,
@@ -537,7 +521,7 @@ describe("GET /attribution/health", () => {
       pixel_pct_avec_id: null,
       issues: [],
     });
-    await loadFixture(db, account.accountId, {
+    await loadFixture(env.db, account.accountId, {
       spend: [ad("X", "2026-03-01", 10)],
       events: [
         {
@@ -549,7 +533,7 @@ describe("GET /attribution/health", () => {
         },
       ],
     });
-    const r = (await get(key, "/attribution/health")).body.data;
+    const r = (await env.get(key, "/attribution/health")).body.data;
     assert.equal(r.verdict, "broken");
     assert.deepEqual(
       r.issues.map((i: { code: string }) => i.code),

@@ -1,23 +1,12 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import fc from "fast-check";
-import type { Database } from "../../src/db/client.ts";
-import { bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+import { seedAccount, useTestApp } from "../helpers/harness.ts";
 import { loadFixture } from "../helpers/report-fixtures.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
 const now = new Date("2026-03-20T12:00:00Z");
 
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { clock: () => now });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
+const env = useTestApp({ clock: () => now });
 
 const day = (n: number) => `2026-03-${String(n).padStart(2, "0")}`;
 const event = fc.record({
@@ -50,8 +39,8 @@ test("Σ daily rows = the KPI totals, and each breakdown's rows add up to them",
       fc.array(event, { maxLength: 40 }),
       fc.array(spendRow, { maxLength: 8 }),
       async (events, spend) => {
-        const account = await seedAccount(db);
-        await loadFixture(db, account.accountId, {
+        const account = await seedAccount(env.db);
+        await loadFixture(env.db, account.accountId, {
           spend: spend.map((s) => ({
             platform: "meta",
             ad_id: s.ad,
@@ -74,8 +63,7 @@ test("Σ daily rows = the KPI totals, and each breakdown's rows add up to them",
           })),
         });
         const key = await account.key(["read:dashboard"]);
-        const read = async (url: string) =>
-          (await app.inject({ method: "GET", url: `/api/v1${url}`, headers: bearer(key) })).json().data;
+        const read = async (url: string) => (await env.get(key, url)).body.data;
         const window = "from=2026-03-01&to=2026-03-31";
         const kpis = await read(`/dashboard/kpis?${window}`);
         const asRow = { ...kpis, sales: kpis.total_sales };

@@ -1,29 +1,11 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import type { Database } from "../../src/db/client.ts";
-import { bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
-import { type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
+import { describe, test } from "node:test";
+import { seedAccount, useTestApp } from "../helpers/harness.ts";
+import { at, type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
 const now = new Date("2026-03-31T12:00:00Z");
 
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { clock: () => now });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
-
-async function get(key: string, url: string) {
-  const r = await app.inject({ method: "GET", url: `/api/v1${url}`, headers: bearer(key) });
-  return { status: r.statusCode, body: r.json() };
-}
-
-const at = (day: string, time = "10:00:00") => `${day}T${time}Z`;
+const env = useTestApp({ clock: () => now });
 
 /** March 2026 in a UTC account; figures below are worked out by hand from these records. */
 const march: Fixture = {
@@ -151,10 +133,10 @@ const march: Fixture = {
 
 describe("GET /dashboard/kpis", () => {
   test("every KPI of March, worked out by hand", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, march);
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, march);
     const key = await account.key(["read:dashboard"]);
-    const r = await get(key, "/dashboard/kpis?from=2026-03-01&to=2026-03-31");
+    const r = await env.get(key, "/dashboard/kpis?from=2026-03-01&to=2026-03-31");
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, {
       data: {
@@ -183,8 +165,8 @@ describe("GET /dashboard/kpis", () => {
   });
 
   test("an empty account: zeros, and null wherever the divisor is zero", async () => {
-    const account = await seedAccount(db);
-    const r = await get(await account.key(["read:dashboard"]), "/dashboard/kpis");
+    const account = await seedAccount(env.db);
+    const r = await env.get(await account.key(["read:dashboard"]), "/dashboard/kpis");
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.data, {
       from: "2026-03-02",
@@ -211,13 +193,13 @@ describe("GET /dashboard/kpis", () => {
   });
 
   test("malformed dates and from after to: 400 naming the parameter", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const key = await account.key(["read:dashboard"]);
-    assert.deepEqual(await get(key, "/dashboard/kpis?from=2026-3-1"), {
+    assert.deepEqual(await env.get(key, "/dashboard/kpis?from=2026-3-1"), {
       status: 400,
       body: { error: "from: must be a date YYYY-MM-DD" },
     });
-    assert.deepEqual(await get(key, "/dashboard/kpis?from=2026-03-02&to=2026-03-01"), {
+    assert.deepEqual(await env.get(key, "/dashboard/kpis?from=2026-03-02&to=2026-03-01"), {
       status: 400,
       body: { error: "from: must not be after to" },
     });
@@ -226,9 +208,9 @@ describe("GET /dashboard/kpis", () => {
 
 describe("GET /dashboard/daily", () => {
   test("one row per day, days without activity included, by hand", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, march);
-    const r = await get(
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, march);
+    const r = await env.get(
       await account.key(["read:dashboard"]),
       "/dashboard/daily?from=2026-03-01&to=2026-03-05",
     );
@@ -254,8 +236,8 @@ describe("GET /dashboard/daily", () => {
   });
 
   test("days are the account's: 23:30 UTC on 1 March is 2 March in Paris", async () => {
-    const account = await seedAccount(db, { timezone: "Europe/Paris" });
-    await loadFixture(db, account.accountId, {
+    const account = await seedAccount(env.db, { timezone: "Europe/Paris" });
+    await loadFixture(env.db, account.accountId, {
       events: [
         { id: "late", event_type: "lead", event_datetime: "2026-03-01T23:30:00Z", contact_email: "z@x.test" },
         {
@@ -266,7 +248,7 @@ describe("GET /dashboard/daily", () => {
         },
       ],
     });
-    const r = await get(
+    const r = await env.get(
       await account.key(["read:dashboard"]),
       "/dashboard/daily?from=2026-03-01&to=2026-03-02",
     );
@@ -340,20 +322,20 @@ describe("GET /dashboard/breakdowns", () => {
   });
 
   test("by source (the default), rep and product, by hand; no value is the null row", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, repsAndProducts);
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, repsAndProducts);
     const key = await account.key(["read:dashboard"]);
     const window = "from=2026-03-01&to=2026-03-31";
-    assert.deepEqual((await get(key, `/dashboard/breakdowns?${window}`)).body.data, [
+    assert.deepEqual((await env.get(key, `/dashboard/breakdowns?${window}`)).body.data, [
       row(null, { bookings: 1, shows: 1, sales: 2, revenue: 500 }),
       row("facebook", { leads: 1 }),
       row("google", { leads: 1 }),
     ]);
-    assert.deepEqual((await get(key, `/dashboard/breakdowns?${window}&dim=rep`)).body.data, [
+    assert.deepEqual((await env.get(key, `/dashboard/breakdowns?${window}&dim=rep`)).body.data, [
       row("Yan", { bookings: 1, shows: 1, sales: 1, revenue: 400 }),
       row("Zoe", { leads: 2, sales: 1, revenue: 100 }),
     ]);
-    assert.deepEqual((await get(key, `/dashboard/breakdowns?${window}&dim=product`)).body.data, [
+    assert.deepEqual((await env.get(key, `/dashboard/breakdowns?${window}&dim=product`)).body.data, [
       row("Coaching", { sales: 1, revenue: 400 }),
       row("ebook", { sales: 1, revenue: 100 }),
       row(null, { leads: 2, bookings: 1, shows: 1 }),
@@ -361,9 +343,9 @@ describe("GET /dashboard/breakdowns", () => {
   });
 
   test("by campaign: the campaign of each event's ad of record", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, march);
-    const r = await get(
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, march);
+    const r = await env.get(
       await account.key(["read:dashboard"]),
       "/dashboard/breakdowns?from=2026-03-01&to=2026-03-31&dim=campaign",
     );
@@ -377,8 +359,8 @@ describe("GET /dashboard/breakdowns", () => {
   });
 
   test("any other dim → 400 listing the values", async () => {
-    const account = await seedAccount(db);
-    const r = await get(await account.key(["read:dashboard"]), "/dashboard/breakdowns?dim=country");
+    const account = await seedAccount(env.db);
+    const r = await env.get(await account.key(["read:dashboard"]), "/dashboard/breakdowns?dim=country");
     assert.deepEqual(r, {
       status: 400,
       body: { error: "dim: must be one of source, campaign, product, rep" },

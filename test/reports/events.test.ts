@@ -1,31 +1,14 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import fc from "fast-check";
 import type { GrantedScope } from "../../src/auth/scopes.ts";
-import type { Database } from "../../src/db/client.ts";
-import { bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
-import { type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
+import { seedAccount, useTestApp } from "../helpers/harness.ts";
+import { at, type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
 const now = new Date("2026-03-31T12:00:00Z");
 
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { clock: () => now });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
+const env = useTestApp({ clock: () => now });
 
-async function get(key: string, url: string) {
-  const r = await app.inject({ method: "GET", url: `/api/v1${url}`, headers: bearer(key) });
-  return { status: r.statusCode, body: r.json() };
-}
-
-const at = (day: string, time = "10:00:00") => `${day}T${time}Z`;
 const ids = (data: { id: string }[]) => data.map((e) => e.id);
 
 /** March 2026 in a UTC account; every figure below is worked out by hand from these records. */
@@ -152,8 +135,8 @@ const march: Fixture = {
 };
 
 async function marchAccount(scopes: GrantedScope[] = ["read:events"]) {
-  const account = await seedAccount(db);
-  await loadFixture(db, account.accountId, march);
+  const account = await seedAccount(env.db);
+  await loadFixture(env.db, account.accountId, march);
   return { account, key: await account.key(scopes) };
 }
 
@@ -162,7 +145,7 @@ const inMarch = "from=2026-03-01&to=2026-03-31";
 describe("GET /events", () => {
   test("every field of a sale, and the sale-counting fields of its purchase", async () => {
     const { key } = await marchAccount();
-    const r = await get(key, `/events?type=sale&${inMarch}`);
+    const r = await env.get(key, `/events?type=sale&${inMarch}`);
     assert.equal(r.status, 200);
     // `sale` covers sales and payments, newest first.
     assert.deepEqual(ids(r.body.data), ["r1", "p1", "s2", "s3", "s1"]);
@@ -222,7 +205,7 @@ describe("GET /events", () => {
 
   test("a booking's dates, and type grouping", async () => {
     const { key } = await marchAccount();
-    const bookings = (await get(key, "/events?type=booking")).body.data;
+    const bookings = (await env.get(key, "/events?type=booking")).body.data;
     // follow-up bookings are bookings; no window without from/to.
     assert.deepEqual(ids(bookings), ["b5", "b1"]);
     assert.deepEqual(
@@ -234,12 +217,12 @@ describe("GET /events", () => {
       ],
       ["follow_up", "2026-03-08T10:00:00.000Z", "2026-03-10", "10:00"],
     );
-    assert.deepEqual(ids((await get(key, "/events?type=application")).body.data), ["a1"]); // qualified included
-    assert.deepEqual(ids((await get(key, "/events?type=payment")).body.data), ["r1", "p1"]);
-    assert.deepEqual(ids((await get(key, "/events?type=lead")).body.data), ["l2", "l1", "l3"]);
-    assert.deepEqual(ids((await get(key, "/events?type=cancel")).body.data), ["c1"]);
-    assert.deepEqual((await get(key, "/events?type=sale_lost")).body.data, []);
-    assert.deepEqual(await get(key, "/events?type=refund"), {
+    assert.deepEqual(ids((await env.get(key, "/events?type=application")).body.data), ["a1"]); // qualified included
+    assert.deepEqual(ids((await env.get(key, "/events?type=payment")).body.data), ["r1", "p1"]);
+    assert.deepEqual(ids((await env.get(key, "/events?type=lead")).body.data), ["l2", "l1", "l3"]);
+    assert.deepEqual(ids((await env.get(key, "/events?type=cancel")).body.data), ["c1"]);
+    assert.deepEqual((await env.get(key, "/events?type=sale_lost")).body.data, []);
+    assert.deepEqual(await env.get(key, "/events?type=refund"), {
       status: 400,
       body: {
         error: "type: must be one of lead, application, booking, no_show, sale, cancel, payment, sale_lost",
@@ -249,11 +232,11 @@ describe("GET /events", () => {
 
   test("rep filter (exact name, any case), window, and without parameters every event", async () => {
     const { key } = await marchAccount();
-    assert.deepEqual(ids((await get(key, "/events?rep=ALICE")).body.data), ["l2", "l1"]);
-    assert.deepEqual(ids((await get(key, "/events?rep=bob%20rep&type=sale")).body.data), ["s1"]);
-    assert.deepEqual((await get(key, "/events?rep=Ali")).body.data, []); // not a substring match
-    assert.deepEqual(ids((await get(key, "/events?from=2026-02-01&to=2026-02-28")).body.data), ["l3"]);
-    const all = await get(key, "/events");
+    assert.deepEqual(ids((await env.get(key, "/events?rep=ALICE")).body.data), ["l2", "l1"]);
+    assert.deepEqual(ids((await env.get(key, "/events?rep=bob%20rep&type=sale")).body.data), ["s1"]);
+    assert.deepEqual((await env.get(key, "/events?rep=Ali")).body.data, []); // not a substring match
+    assert.deepEqual(ids((await env.get(key, "/events?from=2026-02-01&to=2026-02-28")).body.data), ["l3"]);
+    const all = await env.get(key, "/events");
     assert.equal(all.status, 200);
     assert.deepEqual(ids(all.body.data), [
       "r1",
@@ -275,48 +258,53 @@ describe("GET /events", () => {
 
   test("pages: has_more, the row cursor, and the spec's timestamp cursor", async () => {
     const { key } = await marchAccount();
-    const first = (await get(key, `/events?${inMarch}&limit=3`)).body.data;
+    const first = (await env.get(key, `/events?${inMarch}&limit=3`)).body.data;
     assert.deepEqual(ids(first), ["r1", "p1", "s2"]);
     assert.ok(first.every((e: { has_more: boolean }) => e.has_more));
-    const second = (await get(key, `/events?${inMarch}&limit=3&cursor=${first[2].cursor}`)).body.data;
+    const second = (await env.get(key, `/events?${inMarch}&limit=3&cursor=${first[2].cursor}`)).body.data;
     assert.deepEqual(ids(second), ["s3", "s1", "c1"]);
     // The spec's form: events strictly older than the last row's event_datetime.
-    const plain = await get(key, `/events?${inMarch}&cursor=${encodeURIComponent(second[1].event_datetime)}`);
+    const plain = await env.get(
+      key,
+      `/events?${inMarch}&cursor=${encodeURIComponent(second[1].event_datetime)}`,
+    );
     assert.deepEqual(ids(plain.body.data), ["c1", "b5", "b1", "a1", "n1", "l2", "l1"]);
     // A page ending inside the n1/l2 tie: the row cursor resumes at l2, the timestamp would skip it.
-    const tie = (await get(key, `/events?${inMarch}&limit=1&cursor=${plain.body.data[3].cursor}`)).body.data;
+    const tie = (await env.get(key, `/events?${inMarch}&limit=1&cursor=${plain.body.data[3].cursor}`)).body
+      .data;
     assert.deepEqual(ids(tie), ["n1"]);
-    assert.deepEqual(ids((await get(key, `/events?${inMarch}&cursor=${tie[0].cursor}`)).body.data), [
+    assert.deepEqual(ids((await env.get(key, `/events?${inMarch}&cursor=${tie[0].cursor}`)).body.data), [
       "l2",
       "l1",
     ]);
     assert.deepEqual(
       ids(
-        (await get(key, `/events?${inMarch}&cursor=${encodeURIComponent(tie[0].event_datetime)}`)).body.data,
+        (await env.get(key, `/events?${inMarch}&cursor=${encodeURIComponent(tie[0].event_datetime)}`)).body
+          .data,
       ),
       ["l1"],
     );
   });
 
   test("limit: default 50, clamped to 200; malformed parameters → 400", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const many = Array.from({ length: 205 }, (_, i) => ({
       id: `e${String(i).padStart(3, "0")}`,
       event_type: "lead",
       event_datetime: at("2026-03-10", `10:${String(i % 60).padStart(2, "0")}:00`),
       contact_email: `p${i}@x.test`,
     }));
-    await loadFixture(db, account.accountId, { events: many });
+    await loadFixture(env.db, account.accountId, { events: many });
     const key = await account.key(["read:events"]);
-    assert.equal((await get(key, "/events")).body.data.length, 50);
-    const clamped = (await get(key, "/events?limit=1000")).body.data;
+    assert.equal((await env.get(key, "/events")).body.data.length, 50);
+    const clamped = (await env.get(key, "/events?limit=1000")).body.data;
     assert.equal(clamped.length, 200);
     assert.equal(clamped[0].has_more, true);
-    assert.deepEqual(await get(key, "/events?limit=0"), {
+    assert.deepEqual(await env.get(key, "/events?limit=0"), {
       status: 400,
       body: { error: "limit: must be at least 1" },
     });
-    assert.deepEqual(await get(key, "/events?limit=1.5"), {
+    assert.deepEqual(await env.get(key, "/events?limit=1.5"), {
       status: 400,
       body: { error: "limit: must be an integer" },
     });
@@ -324,13 +312,13 @@ describe("GET /events", () => {
       status: 400,
       body: { error: "cursor: must be a row's cursor or an event_datetime (ISO 8601)" },
     };
-    assert.deepEqual(await get(key, "/events?cursor=yesterday!"), badCursor);
+    assert.deepEqual(await env.get(key, "/events?cursor=yesterday!"), badCursor);
     assert.deepEqual(
-      await get(key, `/events?cursor=${Buffer.from("no-bar").toString("base64url")}`),
+      await env.get(key, `/events?cursor=${Buffer.from("no-bar").toString("base64url")}`),
       badCursor,
     );
-    assert.deepEqual(await get(key, "/events?cursor=2026-03-10"), badCursor);
-    assert.deepEqual(await get(key, "/events?from=2026-03-32"), {
+    assert.deepEqual(await env.get(key, "/events?cursor=2026-03-10"), badCursor);
+    assert.deepEqual(await env.get(key, "/events?from=2026-03-32"), {
       status: 400,
       body: { error: "from: is not a calendar date" },
     });
@@ -354,7 +342,7 @@ describe("GET /events", () => {
         fc.integer({ min: 1, max: 7 }),
         fc.constantFrom(undefined, "sale", "lead"),
         async (generated, limit, type) => {
-          const account = await seedAccount(db);
+          const account = await seedAccount(env.db);
           const events = generated.map((g, i) => ({
             id: `ev-${i}`,
             event_type: g.type,
@@ -363,7 +351,7 @@ describe("GET /events", () => {
             instant: g.instant,
             ...(g.type === "payment" ? { payment_status: "paid" } : {}),
           }));
-          await loadFixture(db, account.accountId, { events: events.map(({ instant, ...e }) => e) });
+          await loadFixture(env.db, account.accountId, { events: events.map(({ instant, ...e }) => e) });
           const key = await account.key(["read:events"]);
           const kept = events.filter((e) =>
             type === undefined
@@ -382,7 +370,7 @@ describe("GET /events", () => {
             const q = new URLSearchParams({ limit: String(limit) });
             if (type) q.set("type", type);
             if (cursor) q.set("cursor", cursor);
-            const r = await get(key, `/events?${q}`);
+            const r = await env.get(key, `/events?${q}`);
             assert.equal(r.status, 200);
             const rows = r.body.data as { id: string; cursor: string; has_more: boolean }[];
             assert.ok(rows.length <= limit);
@@ -402,7 +390,7 @@ describe("GET /events", () => {
 describe("GET /events/summary", () => {
   test("per ad and campaign, worked out by hand", async () => {
     const { key } = await marchAccount();
-    const r = await get(key, `/events/summary?${inMarch}`);
+    const r = await env.get(key, `/events/summary?${inMarch}`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.data, [
       // l1 a1 b1 s1 carry A1's id. s1's purchase: 1000 + the 500 installment; the refund r1 is not
@@ -455,12 +443,12 @@ describe("GET /events/summary", () => {
   test("invariant: Σ leads, Σ sales, Σ total_value = dashboard leads, total_sales, revenue", async () => {
     const { key } = await marchAccount(["read:events", "read:dashboard"]);
     for (const window of [inMarch, "from=2026-02-01&to=2026-03-31", "from=2026-03-03&to=2026-03-11", ""]) {
-      const rows = (await get(key, `/events/summary?${window}`)).body.data as {
+      const rows = (await env.get(key, `/events/summary?${window}`)).body.data as {
         leads: number;
         sales: number;
         total_value: number;
       }[];
-      const kpis = (await get(key, `/dashboard/kpis?${window}`)).body.data;
+      const kpis = (await env.get(key, `/dashboard/kpis?${window}`)).body.data;
       assert.equal(
         rows.reduce((s, x) => s + x.leads, 0),
         kpis.leads,
@@ -477,11 +465,11 @@ describe("GET /events/summary", () => {
 
   test("empty window → []; malformed dates → 400", async () => {
     const { key } = await marchAccount();
-    assert.deepEqual(await get(key, "/events/summary?from=2025-01-01&to=2025-01-02"), {
+    assert.deepEqual(await env.get(key, "/events/summary?from=2025-01-01&to=2025-01-02"), {
       status: 200,
       body: { data: [] },
     });
-    assert.deepEqual(await get(key, "/events/summary?from=2026-03-02&to=2026-03-01"), {
+    assert.deepEqual(await env.get(key, "/events/summary?from=2026-03-02&to=2026-03-01"), {
       status: 400,
       body: { error: "from: must not be after to" },
     });

@@ -1,31 +1,15 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import type { Database } from "../../src/db/client.ts";
+import { describe, test } from "node:test";
 import { PNL_EXTRA_FRAGMENTS } from "../../src/http/redact.ts";
 import { dashboardRoutes } from "../../src/routes/dashboard.ts";
 import { financeRoutes } from "../../src/routes/finance.ts";
 import type { RouteDef } from "../../src/routes/route-def.ts";
-import { bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+import { createTestApp, seedAccount, useTestApp } from "../helpers/harness.ts";
 import { type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
 const now = new Date("2026-03-31T12:00:00Z");
 
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { clock: () => now, routes: [...dashboardRoutes, ...financeRoutes] });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
-
-async function get(key: string, url: string, on = app) {
-  const r = await on.inject({ method: "GET", url: `/api/v1${url}`, headers: bearer(key) });
-  return { status: r.statusCode, body: r.json() };
-}
+const env = useTestApp({ clock: () => now, routes: [...dashboardRoutes, ...financeRoutes] });
 
 const WINDOW = "from=2026-02-01&to=2026-04-15";
 const spendRow = (date: string, total_spend: number) => ({
@@ -166,9 +150,9 @@ const books: Fixture = {
 
 describe("GET /finance/pnl", () => {
   test("totals and months, worked out by hand (account timezone Europe/Paris)", async () => {
-    const account = await seedAccount(db, { timezone: "Europe/Paris" });
-    await loadFixture(db, account.accountId, books);
-    const r = await get(await account.key(["read:finance"]), `/finance/pnl?${WINDOW}`);
+    const account = await seedAccount(env.db, { timezone: "Europe/Paris" });
+    await loadFixture(env.db, account.accountId, books);
+    const r = await env.get(await account.key(["read:finance"]), `/finance/pnl?${WINDOW}`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, {
       data: {
@@ -218,17 +202,17 @@ describe("GET /finance/pnl", () => {
   });
 
   test("Σ by_month = totals, and revenue agrees with /dashboard/kpis", async () => {
-    const account = await seedAccount(db, { timezone: "Europe/Paris" });
-    await loadFixture(db, account.accountId, books);
+    const account = await seedAccount(env.db, { timezone: "Europe/Paris" });
+    await loadFixture(env.db, account.accountId, books);
     const key = await account.key(["read:finance", "read:dashboard"]);
     const fields = ["revenue", "refunds", "disputes", "net_revenue", "ad_spend", "commissions", "result"];
     for (const window of [WINDOW, "from=2026-01-15&to=2026-03-01", "from=2026-03-01&to=2026-03-01", ""]) {
-      const p = (await get(key, `/finance/pnl?${window}`)).body.data;
+      const p = (await env.get(key, `/finance/pnl?${window}`)).body.data;
       for (const f of fields) {
         const sum = p.by_month.reduce((s: number, m: Record<string, number>) => s + (m[f] ?? 0), 0);
         assert.equal(Math.round(sum * 100) / 100, p[f], `${window} ${f}`);
       }
-      const d = (await get(key, `/dashboard/kpis?${window}`)).body.data;
+      const d = (await env.get(key, `/dashboard/kpis?${window}`)).body.data;
       assert.deepEqual(
         [p.revenue, p.refunds, p.disputes, p.net_revenue, p.ad_spend],
         [d.revenue, d.refund_amount, d.dispute_amount, d.net_revenue, d.spend],
@@ -238,8 +222,8 @@ describe("GET /finance/pnl", () => {
   });
 
   test("no parameters on an empty account: zeros over the default window's months", async () => {
-    const account = await seedAccount(db);
-    const r = await get(await account.key(["read:finance"]), "/finance/pnl");
+    const account = await seedAccount(env.db);
+    const r = await env.get(await account.key(["read:finance"]), "/finance/pnl");
     assert.equal(r.status, 200);
     assert.equal(r.body.data.result, 0);
     assert.deepEqual(
@@ -270,10 +254,10 @@ describe("GET /finance/pnl", () => {
         };
       },
     };
-    const leakyApp = await createTestApp(db, { clock: () => now, routes: [leaky] });
+    const leakyApp = await createTestApp(env.db, { clock: () => now, routes: [leaky] });
     try {
-      const account = await seedAccount(db);
-      const r = await get(await account.key(["read:finance"]), "/finance/pnl", leakyApp);
+      const account = await seedAccount(env.db);
+      const r = await env.get(await account.key(["read:finance"]), "/finance/pnl", leakyApp);
       assert.equal(r.status, 200);
       const keys = JSON.stringify(r.body);
       for (const fragment of ["margin", "profit", "cogs", "cost_of", "markup", "wholesale"]) {
@@ -297,17 +281,17 @@ describe("GET /finance/pnl", () => {
   });
 
   test("malformed dates and from after to: 400 naming the parameter", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const key = await account.key(["read:finance"]);
-    assert.deepEqual(await get(key, "/finance/pnl?to=2026-13-01"), {
+    assert.deepEqual(await env.get(key, "/finance/pnl?to=2026-13-01"), {
       status: 400,
       body: { error: "to: is not a calendar date" },
     });
-    assert.deepEqual(await get(key, "/finance/pnl?from=03/01/2026"), {
+    assert.deepEqual(await env.get(key, "/finance/pnl?from=03/01/2026"), {
       status: 400,
       body: { error: "from: must be a date YYYY-MM-DD" },
     });
-    assert.deepEqual(await get(key, "/finance/pnl?from=2026-03-02&to=2026-03-01"), {
+    assert.deepEqual(await env.get(key, "/finance/pnl?from=2026-03-02&to=2026-03-01"), {
       status: 400,
       body: { error: "from: must not be after to" },
     });

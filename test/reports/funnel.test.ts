@@ -1,30 +1,13 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import type { Database } from "../../src/db/client.ts";
+import { describe, test } from "node:test";
 import { funnelRoutes } from "../../src/routes/funnel.ts";
-import { bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
-import { type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
+import { seedAccount, useTestApp } from "../helpers/harness.ts";
+import { at, type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
 const now = new Date("2026-03-31T12:00:00Z");
 
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { clock: () => now, routes: funnelRoutes });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
+const env = useTestApp({ clock: () => now, routes: funnelRoutes });
 
-async function get(key: string, url: string) {
-  const r = await app.inject({ method: "GET", url: `/api/v1${url}`, headers: bearer(key) });
-  return { status: r.statusCode, body: r.json() };
-}
-
-const at = (day: string, time = "10:00:00") => `${day}T${time}Z`;
 const MARCH = "from=2026-03-01&to=2026-03-31";
 const lead = (id: string, email: string, day: string, source?: string, campaign?: string) => ({
   id,
@@ -96,9 +79,9 @@ const cohort: Fixture = {
 
 describe("GET /funnel", () => {
   test("cohort funnel of March, worked out by hand", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, cohort);
-    const r = await get(await account.key(["read:funnel"]), `/funnel?${MARCH}`);
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, cohort);
+    const r = await env.get(await account.key(["read:funnel"]), `/funnel?${MARCH}`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, {
       data: {
@@ -139,11 +122,11 @@ describe("GET /funnel", () => {
   });
 
   test("counts never increase down the stages, whatever the window", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, cohort);
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, cohort);
     const key = await account.key(["read:funnel"]);
     for (const window of [MARCH, "from=2026-02-01&to=2026-03-31", "from=2026-03-04&to=2026-03-12", ""]) {
-      const data = (await get(key, `/funnel?${window}`)).body.data;
+      const data = (await env.get(key, `/funnel?${window}`)).body.data;
       const counts = data.stages.map((s: { count: number }) => s.count);
       for (let i = 1; i < counts.length; i++) assert.ok(counts[i] <= counts[i - 1], `${window}: ${counts}`);
       for (const rows of [data.by_source, data.by_campaign]) {
@@ -159,8 +142,8 @@ describe("GET /funnel", () => {
   });
 
   test("no parameters on an empty account: zero stages, null conversions", async () => {
-    const account = await seedAccount(db);
-    const r = await get(await account.key(["read:funnel"]), "/funnel");
+    const account = await seedAccount(env.db);
+    const r = await env.get(await account.key(["read:funnel"]), "/funnel");
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.data.stages, [
       { stage: "lead", count: 0, conversion: null },
@@ -177,13 +160,13 @@ describe("GET /funnel", () => {
   });
 
   test("malformed dates and from after to: 400 naming the parameter", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const key = await account.key(["read:funnel"]);
-    assert.deepEqual(await get(key, "/funnel?from=yesterday"), {
+    assert.deepEqual(await env.get(key, "/funnel?from=yesterday"), {
       status: 400,
       body: { error: "from: must be a date YYYY-MM-DD" },
     });
-    assert.deepEqual(await get(key, "/funnel?from=2026-03-02&to=2026-03-01"), {
+    assert.deepEqual(await env.get(key, "/funnel?from=2026-03-02&to=2026-03-01"), {
       status: 400,
       body: { error: "from: must not be after to" },
     });

@@ -1,32 +1,15 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
-import type { Database } from "../../src/db/client.ts";
 import { dashboardRoutes } from "../../src/routes/dashboard.ts";
 import { salesRoutes } from "../../src/routes/sales.ts";
-import { bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
-import { type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
+import { seedAccount, useTestApp } from "../helpers/harness.ts";
+import { at, type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
 const now = new Date("2026-03-31T12:00:00Z");
 
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { clock: () => now, routes: [...dashboardRoutes, ...salesRoutes] });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
+const env = useTestApp({ clock: () => now, routes: [...dashboardRoutes, ...salesRoutes] });
 
-async function get(key: string, url: string) {
-  const r = await app.inject({ method: "GET", url: `/api/v1${url}`, headers: bearer(key) });
-  return { status: r.statusCode, body: r.json() };
-}
-
-const at = (day: string, time = "10:00:00") => `${day}T${time}Z`;
 const MARCH = "from=2026-03-01&to=2026-03-31";
 
 /** March 2026 in a UTC account, now = March 31 12:00; every figure below is worked out by hand. */
@@ -174,10 +157,10 @@ const march: Fixture = {
 };
 
 async function marchAccount() {
-  const account = await seedAccount(db);
-  await loadFixture(db, account.accountId, march);
+  const account = await seedAccount(env.db);
+  await loadFixture(env.db, account.accountId, march);
   // A rep known to the account (reps table) without any activity in March.
-  await db.tenant(account.accountId, (tx) =>
+  await env.db.tenant(account.accountId, (tx) =>
     tx.execute(
       sql`insert into reps (account_id, id, name) values (${account.accountId}, 'r-chloe', 'Chloé')`,
     ),
@@ -188,7 +171,7 @@ async function marchAccount() {
 describe("GET /sales/summary", () => {
   test("every figure of March, worked out by hand", async () => {
     const account = await marchAccount();
-    const r = await get(await account.key(["read:sales"]), `/sales/summary?${MARCH}`);
+    const r = await env.get(await account.key(["read:sales"]), `/sales/summary?${MARCH}`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, {
       data: {
@@ -223,8 +206,8 @@ describe("GET /sales/summary", () => {
     const account = await marchAccount();
     const key = await account.key(["read:sales", "read:dashboard"]);
     for (const window of [MARCH, "from=2026-03-10&to=2026-03-20", "from=2026-02-01&to=2026-03-15", ""]) {
-      const s = (await get(key, `/sales/summary?${window}`)).body.data;
-      const d = (await get(key, `/dashboard/kpis?${window}`)).body.data;
+      const s = (await env.get(key, `/sales/summary?${window}`)).body.data;
+      const d = (await env.get(key, `/dashboard/kpis?${window}`)).body.data;
       assert.deepEqual(
         {
           sales: s.sales,
@@ -262,8 +245,8 @@ describe("GET /sales/summary", () => {
   });
 
   test("no parameters: the default window, zeros and nulls on an empty account", async () => {
-    const account = await seedAccount(db);
-    const r = await get(await account.key(["read:sales"]), "/sales/summary");
+    const account = await seedAccount(env.db);
+    const r = await env.get(await account.key(["read:sales"]), "/sales/summary");
     assert.equal(r.status, 200);
     assert.equal(r.body.data.from, "2026-03-02");
     assert.equal(r.body.data.sales, 0);
@@ -276,7 +259,7 @@ describe("GET /sales/summary", () => {
 describe("GET /sales/reps", () => {
   test("one row per rep, worked out by hand; events without a rep make the null row", async () => {
     const account = await marchAccount();
-    const r = await get(await account.key(["read:sales"]), `/sales/reps?${MARCH}`);
+    const r = await env.get(await account.key(["read:sales"]), `/sales/reps?${MARCH}`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.data, [
       {
@@ -342,8 +325,8 @@ describe("GET /sales/reps", () => {
     const account = await marchAccount();
     const key = await account.key(["read:sales", "read:dashboard"]);
     for (const window of [MARCH, "from=2026-02-01&to=2026-03-15", ""]) {
-      const reps = (await get(key, `/sales/reps?${window}`)).body.data as Record<string, number>[];
-      const d = (await get(key, `/dashboard/kpis?${window}`)).body.data;
+      const reps = (await env.get(key, `/sales/reps?${window}`)).body.data as Record<string, number>[];
+      const d = (await env.get(key, `/dashboard/kpis?${window}`)).body.data;
       const sum = (f: string) => reps.reduce((s, r) => s + (r[f] ?? 0), 0);
       assert.equal(sum("bookings"), d.bookings, window);
       assert.equal(sum("meetings"), d.meetings, window);
@@ -434,9 +417,9 @@ const cycles: Fixture = {
 
 describe("GET /sales/cycle", () => {
   test("cycle statistics and weekly trend, worked out by hand", async () => {
-    const account = await seedAccount(db);
-    await loadFixture(db, account.accountId, cycles);
-    const r = await get(await account.key(["read:sales"]), `/sales/cycle?${MARCH}`);
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, cycles);
+    const r = await env.get(await account.key(["read:sales"]), `/sales/cycle?${MARCH}`);
     assert.equal(r.status, 200);
     // Measured cycles, sorted: 4, 4.5, 6, 11 (c1 c2 c3 c6); c4 converts without a start.
     assert.deepEqual(r.body.data, {
@@ -460,8 +443,8 @@ describe("GET /sales/cycle", () => {
   });
 
   test("no parameters on an empty account: nulls and empty weeks", async () => {
-    const account = await seedAccount(db);
-    const r = await get(await account.key(["read:sales"]), "/sales/cycle");
+    const account = await seedAccount(env.db);
+    const r = await env.get(await account.key(["read:sales"]), "/sales/cycle");
     assert.equal(r.status, 200);
     assert.equal(r.body.data.conversions, 0);
     assert.equal(r.body.data.sample_size, 0);
@@ -473,18 +456,18 @@ describe("GET /sales/cycle", () => {
 
 describe("sales routes: parameters", () => {
   test("malformed dates and from after to: 400 naming the parameter", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const key = await account.key(["read:sales"]);
     for (const path of ["/sales/summary", "/sales/reps", "/sales/cycle"]) {
-      assert.deepEqual(await get(key, `${path}?from=2026-3-1`), {
+      assert.deepEqual(await env.get(key, `${path}?from=2026-3-1`), {
         status: 400,
         body: { error: "from: must be a date YYYY-MM-DD" },
       });
-      assert.deepEqual(await get(key, `${path}?to=2026-02-30`), {
+      assert.deepEqual(await env.get(key, `${path}?to=2026-02-30`), {
         status: 400,
         body: { error: "to: is not a calendar date" },
       });
-      assert.deepEqual(await get(key, `${path}?from=2026-03-02&to=2026-03-01`), {
+      assert.deepEqual(await env.get(key, `${path}?from=2026-03-02&to=2026-03-01`), {
         status: 400,
         body: { error: "from: must not be after to" },
       });

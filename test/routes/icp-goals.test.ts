@@ -1,27 +1,17 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
-import { type Database, rows } from "../../src/db/client.ts";
+import { rows } from "../../src/db/client.ts";
 import { monthStart } from "../../src/routes/goals.ts";
-import { bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+import { bearer, seedAccount, useTestApp } from "../helpers/harness.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
 // 23:30 UTC on 31 January is already 1 February in Paris (UTC+1).
 const now = new Date("2026-01-31T23:30:00Z");
 
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { clock: () => now });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
+const env = useTestApp({ clock: () => now });
 
 function send(method: "GET" | "PUT" | "POST", url: string, key: string, body?: unknown) {
-  return app.inject({
+  return env.app.inject({
     method,
     url: `/api/v1${url}`,
     headers: body === undefined ? bearer(key) : { ...bearer(key), "content-type": "application/json" },
@@ -31,7 +21,7 @@ function send(method: "GET" | "PUT" | "POST", url: string, key: string, body?: u
 
 describe("ICP criteria", () => {
   test("{} until set; PUT replaces the whole object; POST does the same", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const key = await account.key(["read:icp", "write:icp"]);
     assert.deepEqual((await send("GET", "/icp/criteria", key)).json(), { data: {} });
     const put = await send("PUT", "/icp", key, { icp: { industries: ["coaching"], min_revenue: 100000 } });
@@ -45,7 +35,7 @@ describe("ICP criteria", () => {
   });
 
   test("a body without an icp object → 400 missing icp object, and nothing changes", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const key = await account.key(["read:icp", "write:icp"]);
     await send("PUT", "/icp", key, { icp: { keep: "me" } });
     for (const body of [{}, { icp: null }, { icp: "text" }, { icp: [1, 2] }, { criteria: { a: 1 } }]) {
@@ -53,13 +43,13 @@ describe("ICP criteria", () => {
       assert.equal(res.statusCode, 400, JSON.stringify(body));
       assert.deepEqual(res.json(), { error: "missing icp object" });
     }
-    const empty = await app.inject({ method: "PUT", url: "/api/v1/icp", headers: bearer(key) });
+    const empty = await env.app.inject({ method: "PUT", url: "/api/v1/icp", headers: bearer(key) });
     assert.deepEqual(empty.json(), { error: "missing icp object" });
     assert.deepEqual((await send("GET", "/icp/criteria", key)).json(), { data: { keep: "me" } });
   });
 
   test("secret-looking fields inside the criteria are never returned", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const key = await account.key(["read:icp", "write:icp"]);
     await send("PUT", "/icp", key, {
       icp: {
@@ -75,7 +65,7 @@ describe("ICP criteria", () => {
 
 describe("KPI goals", () => {
   const goalsOf = (accountId: string) =>
-    db.admin(accountId, (tx) =>
+    env.db.admin(accountId, (tx) =>
       rows<{ period: string; metric_key: string; target_value: string }>(
         tx,
         sql`select to_char(period, 'YYYY-MM-DD') as period, metric_key, target_value::text as target_value
@@ -90,7 +80,7 @@ describe("KPI goals", () => {
   });
 
   test("saved on the current month of the account's timezone; a second PUT replaces the month's goals", async () => {
-    const account = await seedAccount(db, { timezone: "Europe/Paris" });
+    const account = await seedAccount(env.db, { timezone: "Europe/Paris" });
     const key = await account.key(["write:goals"]);
     const first = await send("PUT", "/goals", key, {
       goals: [
@@ -110,7 +100,7 @@ describe("KPI goals", () => {
   });
 
   test("invalid goals → 400 naming the problem, nothing saved", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const key = await account.key(["write:goals"]);
     await send("PUT", "/goals", key, { goals: [{ metric_key: "leads", target_value: 1 }] });
     const cases: [unknown, string][] = [
