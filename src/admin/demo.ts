@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import { type DemoProgress, writeDemo } from "../demo/write.ts";
+import { foldReportRollup } from "../queries/fold-report-rollup.ts";
 import { createAccount } from "./accounts.ts";
 import { createKey } from "./keys.ts";
 
@@ -67,5 +68,7 @@ export async function seedDemo(
     { seed, days, scale, today },
     { secrets: options.secrets, recordingsDir: options.recordingsDir, progress },
   );
+  // Reports fold pending rollup deltas before reading: do it now, not on the first request.
+  await db.tenant(account.id, (tx) => foldReportRollup(tx, account.id));
   return { account_id: account.id, client_key: account.client_key, key: key.key };
 }

@@ -3,6 +3,7 @@ import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import { validationMessage } from "../http/pipeline.ts";
 import { reResolveAds } from "../ingest/re-resolve-ads.ts";
+import { foldReportRollup } from "../queries/fold-report-rollup.ts";
 import { coerceCsvRecord } from "./csv-coerce.ts";
 import { type BatchResult, type ImportKind, importKinds, isImportKind } from "./kinds.ts";
 import { formatOf, readRecords } from "./read-records.ts";
@@ -111,5 +112,7 @@ export async function runImport(
   await writing;
   // Once, after every batch: events and touchpoints stored earlier may name the new ads.
   if (adsChanged > 0) await db.tenant(account, (tx) => reResolveAds(tx, account));
+  // Reports fold pending rollup deltas before reading: a large import pays it here, not a request.
+  await db.tenant(account, (tx) => foldReportRollup(tx, account));
   return summary;
 }
