@@ -87,8 +87,12 @@ CREATE TRIGGER events_ad_of_record BEFORE INSERT OR UPDATE ON events
 -- ad, the first-touch and assisting ads of sales and payments — for some contacts (all of the
 -- account's when `contact_ids` is NULL); writes only what changed.
 CREATE FUNCTION ascribe_refresh_ad_of_record(account uuid, contact_ids uuid[]) RETURNS void
-  LANGUAGE sql
+  LANGUAGE plpgsql
   AS $fn$
+BEGIN
+  -- EXECUTE: planned for this account and these contacts (a plan made for any parameters would
+  -- scan all of the account's events).
+  EXECUTE format($q$
   UPDATE events e
   SET record_platform = r.platform, record_ad_id = r.ad_id, first_touch_ad = c.first_touch_ad,
       assist_ads = c.assist_ads
@@ -100,16 +104,17 @@ CREATE FUNCTION ascribe_refresh_ad_of_record(account uuid, contact_ids uuid[]) R
     FROM events x
     LEFT JOIN LATERAL ascribe_last_ad_touch(x.account_id, x.contact_id, x.event_datetime) l
       ON x.resolved_ad_id IS NULL
-    WHERE x.account_id = account AND x.contact_id IS NOT NULL
+    WHERE x.account_id = %L AND x.contact_id IS NOT NULL
       AND (x.resolved_ad_id IS NULL OR x.event_type IN ('sale', 'payment'))
-      AND (contact_ids IS NULL OR x.contact_id = ANY (contact_ids))
+      %s
   ) r
   CROSS JOIN LATERAL ascribe_sale_touch_credit(r.account_id, r.contact_id, r.id, r.event_type,
     r.event_datetime, r.resolved_platform, r.resolved_ad_id, r.platform || '/' || r.ad_id) c
   WHERE e.account_id = r.account_id AND e.id = r.id
     AND (e.record_platform, e.record_ad_id, e.first_touch_ad, e.assist_ads)
         IS DISTINCT FROM (r.platform, r.ad_id, c.first_touch_ad, c.assist_ads)
-$fn$;
+  $q$, account, CASE WHEN contact_ids IS NULL THEN '' ELSE format('AND x.contact_id = ANY (%L::uuid[])', contact_ids) END);
+END $fn$;
 --> statement-breakpoint
 -- A touchpoint that gains, loses or moves an ad touch (a beacon, an imported visit, a visitor who
 -- becomes a contact, an ad re-resolution) changes the ad of record of its contact's later events.
@@ -274,10 +279,13 @@ CREATE TRIGGER events_rollup_delete AFTER DELETE ON events
 -- Folds an account's pending deltas into its rollup, in one statement. Reports call it before they
 -- read. Two folds at once: the second waits on the rows the first deletes, then finds them gone.
 CREATE FUNCTION ascribe_fold_report_rollup(account uuid) RETURNS void
-  LANGUAGE sql
+  LANGUAGE plpgsql
   AS $fn$
+BEGIN
+  -- EXECUTE: planned for this account (a plan made for any account would scan the whole log).
+  EXECUTE format($q$
   WITH moved AS (
-    DELETE FROM report_rollup_delta WHERE account_id = account RETURNING *
+    DELETE FROM report_rollup_delta WHERE account_id = %L RETURNING *
   ),
   summed AS (
     SELECT account_id, dim, day, key, sum(leads) AS leads, sum(applications) AS applications,
@@ -306,7 +314,8 @@ CREATE FUNCTION ascribe_fold_report_rollup(account uuid) RETURNS void
     refunds = r.refunds + excluded.refunds,
     disputes = r.disputes + excluded.disputes,
     meetings = r.meetings + excluded.meetings
-$fn$;
+  $q$, account);
+END $fn$;
 --> statement-breakpoint
 -- Recomputes one account's rollup from its events (repair, or after a timezone change).
 CREATE FUNCTION ascribe_rebuild_report_rollup(account uuid) RETURNS void
