@@ -97,17 +97,55 @@ describe("routing", () => {
           (r: { method: string; path: string; scope: string }) => `${r.method} ${r.path} ${r.scope}`,
         );
         assert.deepEqual(listed, [
+          "GET http://localhost:3000/api/v1/dashboard/kpis read:dashboard",
+          "GET http://localhost:3000/api/v1/dashboard/daily read:dashboard",
+          "GET http://localhost:3000/api/v1/dashboard/breakdowns read:dashboard",
           "GET http://localhost:3000/api/v1/icp/criteria read:icp",
           "PUT http://localhost:3000/api/v1/icp write:icp",
           "POST http://localhost:3000/api/v1/icp write:icp",
           "PUT http://localhost:3000/api/v1/goals write:goals",
           "POST http://localhost:3000/api/v1/goals write:goals",
+          "GET http://localhost:3000/api/v1/ads/spend read:ads",
+          "GET http://localhost:3000/api/v1/ads/campaigns read:ads",
+          "GET http://localhost:3000/api/v1/ads/rules read:ads",
+          "GET http://localhost:3000/api/v1/ads/rules/runs read:ads",
+          "GET http://localhost:3000/api/v1/events read:events",
+          "GET http://localhost:3000/api/v1/events/summary read:events",
+          "GET http://localhost:3000/api/v1/attribution read:attribution",
+          "GET http://localhost:3000/api/v1/attribution/health read:attribution",
+          "GET http://localhost:3000/api/v1/attribution/report read:attribution",
+          "GET http://localhost:3000/api/v1/sales/summary read:sales",
+          "GET http://localhost:3000/api/v1/sales/reps read:sales",
+          "GET http://localhost:3000/api/v1/sales/cycle read:sales",
+          "GET http://localhost:3000/api/v1/finance/pnl read:finance",
+          "GET http://localhost:3000/api/v1/funnel read:funnel",
         ]);
       }
       const reference = await app.inject({ url: "/api/v1/openapi.json" });
       assert.equal(reference.statusCode, 200);
       assert.equal(reference.json().openapi, "3.1.0");
-      assert.deepEqual(Object.keys(reference.json().paths).sort(), ["/goals", "/icp", "/icp/criteria"]);
+      assert.deepEqual(Object.keys(reference.json().paths).sort(), [
+        "/ads/campaigns",
+        "/ads/rules",
+        "/ads/rules/runs",
+        "/ads/spend",
+        "/attribution",
+        "/attribution/health",
+        "/attribution/report",
+        "/dashboard/breakdowns",
+        "/dashboard/daily",
+        "/dashboard/kpis",
+        "/events",
+        "/events/summary",
+        "/finance/pnl",
+        "/funnel",
+        "/goals",
+        "/icp",
+        "/icp/criteria",
+        "/sales/cycle",
+        "/sales/reps",
+        "/sales/summary",
+      ]);
     });
   });
 
