@@ -67,7 +67,7 @@ export function captureHealth(counts: HealthCounts, unresolved: readonly Unresol
   const unknown = unresolved.filter((s) => !onlyMacros(s));
   const macroCount = macros.reduce((a, s) => a + s.n, 0);
   const unknownCount = unknown.reduce((a, s) => a + s.n, 0);
-  const pixelSilent = counts.events_7j > 0 && counts.web_7j === 0;
+  const pixelSilent = counts.events_7j > 0 && !counts.pixel_active_7j;
 
   const issues: HealthIssue[] = [];
   if (macroCount > 0) {

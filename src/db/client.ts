@@ -98,6 +98,9 @@ const TEXT_PARSERS = Object.fromEntries(
   ),
 );
 
+/** How often the embedded database vacuums the rollups' delta logs (see openEmbedded). */
+const DELTA_VACUUM_INTERVAL_MS = 30_000;
+
 /** `dataDir` null keeps the database in memory (tests). */
 export async function openEmbedded(dataDir: string | null): Promise<Database> {
   let location = "memory://";
@@ -126,11 +129,25 @@ export async function openEmbedded(dataDir: string | null): Promise<Database> {
         current = null;
       }
     });
+  // PGlite has no autovacuum: the rollups' delta logs, written by every ingest and emptied by every
+  // report, would keep their dead rows and make each fold walk them. `exec` takes PGlite's
+  // transaction lock, so the VACUUM runs between transactions, never inside one.
+  let vacuuming: Promise<unknown> = Promise.resolve();
+  const vacuumTimer = setInterval(() => {
+    vacuuming = client
+      .exec("VACUUM report_rollup_delta, touchpoint_rollup_delta, web_session_delta")
+      .catch(() => {}); // before the first migration the tables do not exist yet
+  }, DELTA_VACUUM_INTERVAL_MS);
+  vacuumTimer.unref();
   return {
     kind: "embedded",
     ...scoped(run),
     migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_DIR }),
-    close: () => client.close(),
+    close: async () => {
+      clearInterval(vacuumTimer);
+      await vacuuming;
+      await client.close();
+    },
   };
 }
 

@@ -313,8 +313,8 @@ export const events = pgTable(
     index("events_type_datetime_idx").on(t.accountId, t.eventType, t.eventDatetime),
     index("events_contact_idx").on(t.accountId, t.contactId, t.eventDatetime),
     index("events_ad_idx").on(t.accountId, t.resolvedAdId),
-    // Counted purchases of a window (attribution's first touch and assists, the P&L).
-    index("events_counted_idx").on(t.accountId, t.eventDatetime).where(sql`${t.counted}`),
+    // Counted purchases of a window: events_counted_cover_idx, made by migration 0010 (it carries
+    // INCLUDE columns, which the schema builder does not express).
     // Meetings are placed by booking day.
     index("events_booking_date_idx").on(t.accountId, t.bookingDate).where(sql`${t.eventType} = 'booking'`),
   ],
@@ -334,6 +334,16 @@ const rollupMeasures = () => ({
   refunds: money("refunds").notNull().default(0),
   disputes: money("disputes").notNull().default(0),
   meetings: integer("meetings").notNull().default(0),
+  /** Cancelled bookings on their booking day (`meetings` holds the others). */
+  cancelledMeetings: integer("cancelled_meetings").notNull().default(0),
+  // Capture health (docs/metrics.md "Capture health"): every event, those with an ad signal, and by
+  // how their ad resolved; leads without any UTM or ad id.
+  events: integer("events").notNull().default(0),
+  signalEvents: integer("signal_events").notNull().default(0),
+  exactEvents: integer("exact_events").notNull().default(0),
+  byNameEvents: integer("by_name_events").notNull().default(0),
+  unresolvedEvents: integer("unresolved_events").notNull().default(0),
+  leadsWithoutUtm: integer("leads_without_utm").notNull().default(0),
 });
 
 /**
@@ -371,6 +381,111 @@ export const reportRollupDelta = pgTable(
     day: date("day", { mode: "string" }).notNull(),
     key: text("key").notNull(),
     ...rollupMeasures(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.id] })],
+);
+
+/**
+ * Per contact, the moments the funnel, the sales cycle and the pipeline read (docs/metrics.md
+ * "Funnel", "Sales"), so that they range-scan one narrow row per contact instead of every contact's
+ * events. Kept by a statement trigger on events that recomputes the contacts a statement touched
+ * (migration 0010). Stages are counted from the contact's first lead: its first application, first
+ * booking (cancelled or not) and first counted sale at or after it, its non-cancelled meetings
+ * (instant and booking day, in order) and no-shows at or after it.
+ */
+export const contactMilestones = pgTable(
+  "contact_milestones",
+  {
+    accountId: accountRef(),
+    contactId: uuid("contact_id").notNull(),
+    firstLeadAt: at("first_lead_at"),
+    leadSource: text("lead_source"),
+    leadCampaign: text("lead_campaign"),
+    applicationAt: at("application_at"),
+    bookingAt: at("booking_at"),
+    meetingAts: timestamp("meeting_ats", { withTimezone: true, mode: "string" }).array(),
+    meetingDays: date("meeting_days", { mode: "string" }).array(),
+    noShows: integer("no_shows").notNull().default(0),
+    saleAt: at("sale_at"),
+    saleProductKey: text("sale_product_key"),
+    saleProductName: text("sale_product_name"),
+    /** The first counted sale ever, and where its sales cycle starts (docs/metrics.md "Sales"). */
+    firstSaleAt: at("first_sale_at"),
+    cycleStartedAt: at("cycle_started_at"),
+    /** The latest application ever, and the latest booking ever (the pipeline's open applications). */
+    lastApplicationAt: at("last_application_at"),
+    lastBookingAt: at("last_booking_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.contactId] }),
+    index("contact_milestones_lead_idx").on(t.accountId, t.firstLeadAt),
+    index("contact_milestones_sale_idx").on(t.accountId, t.firstSaleAt),
+    // Open applications of a window, read index-only.
+    index("contact_milestones_application_idx").on(t.accountId, t.lastApplicationAt, t.lastBookingAt),
+  ],
+);
+
+/** The key and measure of the touchpoint rollup and of its pending deltas ('' stands for none). */
+const touchpointRollupColumns = () => ({
+  day: date("day", { mode: "string" }).notNull(),
+  kind: text("kind").notNull(),
+  platform: text("platform").notNull(),
+  adId: text("ad_id").notNull(),
+  source: text("source").notNull(),
+  campaign: text("campaign").notNull(),
+  touchpoints: integer("touchpoints").notNull().default(0),
+});
+
+/**
+ * Daily touchpoint counts the attribution report reads instead of scanning touchpoints
+ * (docs/metrics.md "Rollup"): per account, day (account timezone), kind, resolved ad
+ * (`platform`, `ad_id`), source (`utm.source`, else `channel`, else `(none)`) and campaign
+ * (`utm.campaign`). Kept like report_rollup_daily: statement triggers on touchpoints append to
+ * touchpoint_rollup_delta, reads fold it first (migration 0008).
+ */
+export const touchpointRollupDaily = pgTable(
+  "touchpoint_rollup_daily",
+  { accountId: accountRef(), ...touchpointRollupColumns() },
+  (t) => [primaryKey({ columns: [t.accountId, t.day, t.kind, t.platform, t.adId, t.source, t.campaign] })],
+);
+
+export const touchpointRollupDelta = pgTable(
+  "touchpoint_rollup_delta",
+  {
+    accountId: accountRef(),
+    id: bigint("id", { mode: "number" }).generatedAlwaysAsIdentity(),
+    ...touchpointRollupColumns(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.id] })],
+);
+
+/**
+ * Web sessions per day (account timezone) for capture health's distinct sessions: the session key
+ * is `session_id`, else `tp:<touchpoint id>` (a touchpoint without a session counts alone);
+ * `touchpoints` and `with_id` (those carrying an ad id or click id) are counts, so deltas add up
+ * and a session is present on a day while `touchpoints` > 0. Folded from web_session_delta.
+ */
+export const webSessionDaily = pgTable(
+  "web_session_daily",
+  {
+    accountId: accountRef(),
+    day: date("day", { mode: "string" }).notNull(),
+    sessionKey: text("session_key").notNull(),
+    touchpoints: integer("touchpoints").notNull().default(0),
+    withId: integer("with_id").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.day, t.sessionKey] })],
+);
+
+export const webSessionDelta = pgTable(
+  "web_session_delta",
+  {
+    accountId: accountRef(),
+    id: bigint("id", { mode: "number" }).generatedAlwaysAsIdentity(),
+    day: date("day", { mode: "string" }).notNull(),
+    sessionKey: text("session_key").notNull(),
+    touchpoints: integer("touchpoints").notNull().default(0),
+    withId: integer("with_id").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.id] })],
 );
@@ -421,6 +536,8 @@ export const touchpoints = pgTable(
       .on(t.accountId, t.externalId)
       .where(sql`${t.externalId} is not null`),
     index("touchpoints_occurred_idx").on(t.accountId, t.occurredAt),
+    // Capture health's last page view and "pixel silent" check, whatever the conversions' volume.
+    index("touchpoints_web_idx").on(t.accountId, t.occurredAt).where(sql`${t.kind} = 'web'`),
     index("touchpoints_contact_idx").on(t.accountId, t.contactId, t.occurredAt),
     index("touchpoints_visitor_idx").on(t.accountId, t.visitorId),
     // A contact's ad touches in time order: the ad of record's fallback, first touch, assists.

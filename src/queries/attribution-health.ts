@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import type { ReportWindow } from "../reports/window.ts";
+import { foldReportRollup } from "./fold-report-rollup.ts";
 
 export interface HealthCounts {
   events_30j: number;
@@ -11,7 +12,8 @@ export interface HealthCounts {
   leads_30j: number;
   leads_without_utm: number;
   events_7j: number;
-  web_7j: number;
+  /** Whether the tracking script sent a page view in the 7 days before `now`. */
+  pixel_active_7j: boolean;
   pixel_sessions_30j: number;
   pixel_sessions_with_id: number;
   pixel_derniere_activite: string | null;
@@ -30,7 +32,12 @@ const blank = (column: ReturnType<typeof sql.raw>) => sql`nullif(btrim(${column}
  * Capture health counts over a window (the last 30 days) and the 7 days before `now`, plus the
  * distinct ad signals of the window's unresolved events (for macro detection, which is JS: see
  * `isUnresolvedMacro`). An event carries an ad signal when it has a non-blank utm_ad_id, meta_ad_id
- * or utm_content (what ad resolution reads). Two statements.
+ * or utm_content (what ad resolution reads).
+ *
+ * The window's event counts come from the events rollup's `total` rows and its sessions from
+ * web_session_daily (a session present on several days counts once), after a fold; the 7-day checks
+ * and the last page view are index reads (events_datetime_idx, touchpoints_web_idx); the
+ * unresolved signals read only the window's unresolved events (events_unresolved_idx).
  */
 export async function attributionHealthCounts(
   db: Sql,
@@ -39,26 +46,22 @@ export async function attributionHealthCounts(
 ): Promise<{ counts: HealthCounts; unresolved: UnresolvedSignal[] }> {
   const w = params.window;
   const now = params.now.toISOString();
-  const signal = sql`not (${blank(sql.raw("e.utm_ad_id"))} and ${blank(sql.raw("e.meta_ad_id"))}
-    and ${blank(sql.raw("e.utm_content"))})`;
-  const noUtm = sql`(${blank(sql.raw("e.utm_source"))} and ${blank(sql.raw("e.utm_medium"))}
-    and ${blank(sql.raw("e.utm_campaign"))} and ${blank(sql.raw("e.utm_content"))}
-    and ${blank(sql.raw("e.utm_term"))} and ${blank(sql.raw("e.utm_ad_id"))} and ${blank(sql.raw("e.meta_ad_id"))})`;
+  await foldReportRollup(db, accountId);
   const [counts] = await rows<HealthCounts>(
     db,
     sql`
     with ev as (
       select
-        count(*) as events_30j,
-        count(*) filter (where ${signal}) as events_pub,
-        count(*) filter (where ${signal} and e.resolution = 'exact') as exact,
-        count(*) filter (where ${signal} and e.resolution = 'by_name') as by_name,
-        count(*) filter (where ${signal} and e.resolution = 'unresolved') as unresolved,
-        count(*) filter (where e.event_type = 'lead') as leads,
-        count(*) filter (where e.event_type = 'lead' and ${noUtm}) as leads_without_utm
-      from events e
-      where e.account_id = ${accountId}
-        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
+        coalesce(sum(r.events), 0) as events_30j,
+        coalesce(sum(r.signal_events), 0) as events_pub,
+        coalesce(sum(r.exact_events), 0) as exact,
+        coalesce(sum(r.by_name_events), 0) as by_name,
+        coalesce(sum(r.unresolved_events), 0) as unresolved,
+        coalesce(sum(r.leads), 0) as leads,
+        coalesce(sum(r.leads_without_utm), 0) as leads_without_utm
+      from report_rollup_daily r
+      where r.account_id = ${accountId} and r.dim = 'total'
+        and r.day between ${w.from}::date and ${w.to}::date
     ),
     ev7 as (
       select count(*) as n from events e
@@ -66,17 +69,10 @@ export async function attributionHealthCounts(
         and e.event_datetime <= ${now}::timestamptz
     ),
     web as (
-      select count(distinct coalesce(t.session_id, 'tp:' || t.id::text)) as sessions,
-             count(distinct coalesce(t.session_id, 'tp:' || t.id::text))
-               filter (where t.ad_ids <> '{}'::jsonb or t.click_ids <> '{}'::jsonb) as with_id
-      from touchpoints t
-      where t.account_id = ${accountId} and t.kind = 'web'
-        and t.occurred_at >= ${w.start}::timestamptz and t.occurred_at < ${w.end}::timestamptz
-    ),
-    web7 as (
-      select count(*) as n from touchpoints t
-      where t.account_id = ${accountId} and t.kind = 'web'
-        and t.occurred_at > ${now}::timestamptz - interval '7 days' and t.occurred_at <= ${now}::timestamptz
+      select count(distinct s.session_key) filter (where s.touchpoints > 0) as sessions,
+             count(distinct s.session_key) filter (where s.with_id > 0) as with_id
+      from web_session_daily s
+      where s.account_id = ${accountId} and s.day between ${w.from}::date and ${w.to}::date
     ),
     last_web as (
       select max(t.occurred_at) as at from touchpoints t where t.account_id = ${accountId} and t.kind = 'web'
@@ -90,13 +86,19 @@ export async function attributionHealthCounts(
       ev.leads::int as leads_30j,
       ev.leads_without_utm::int as leads_without_utm,
       ev7.n::int as events_7j,
-      web7.n::int as web_7j,
+      exists (
+        select 1 from touchpoints t
+        where t.account_id = ${accountId} and t.kind = 'web'
+          and t.occurred_at > ${now}::timestamptz - interval '7 days' and t.occurred_at <= ${now}::timestamptz
+      ) as pixel_active_7j,
       web.sessions::int as pixel_sessions_30j,
       web.with_id::int as pixel_sessions_with_id,
       to_char(last_web.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as pixel_derniere_activite
-    from ev, ev7, web, web7, last_web`,
+    from ev, ev7, web, last_web`,
   );
   if (!counts) throw new Error("attribution health: no row");
+  const signal = sql`not (${blank(sql.raw("e.utm_ad_id"))} and ${blank(sql.raw("e.meta_ad_id"))}
+    and ${blank(sql.raw("e.utm_content"))})`;
   const unresolved = await rows<UnresolvedSignal>(
     db,
     sql`

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
+import { foldReportRollup } from "./fold-report-rollup.ts";
 
 export interface AttributionReportRow {
   account_id: string;
@@ -27,6 +28,9 @@ export interface AttributionReportRow {
  * of the window sits in exactly one row (its ad of record, else its own utm_source / utm_campaign),
  * each spend row in its ad's row, each touchpoint of the window in one row: the report adds up to the
  * dashboard's revenue, refunds, disputes and spend. Sorted by spend, then gross revenue, descending.
+ *
+ * Touchpoints come from touchpoint_rollup_daily (after a fold), sales from the window's counted
+ * events (events_counted_cover_idx), spend from ad_spend_daily: nothing scans the window's touchpoints.
  */
 export async function attributionReport(
   db: Sql,
@@ -34,6 +38,7 @@ export async function attributionReport(
   params: { window: ReportWindow },
 ): Promise<Omit<AttributionReportRow, "account_id">[]> {
   const w = params.window;
+  await foldReportRollup(db, accountId);
   const found = await rows<AttributionReportRow>(
     db,
     sql`
@@ -45,13 +50,14 @@ export async function attributionReport(
       where e.account_id = ${accountId} and e.counted
         and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
     ),
+    -- the window's touchpoints from the rollup (one row per day, kind, ad, source and campaign)
     tps as (
-      select account_id, resolved_platform as platform, resolved_ad_id as ad_id, kind,
-             coalesce(nullif(btrim(utm->>'source'), ''), nullif(btrim(channel), ''), '(none)') as source,
-             nullif(btrim(utm->>'campaign'), '') as campaign
-      from touchpoints
-      where account_id = ${accountId}
-        and occurred_at >= ${w.start}::timestamptz and occurred_at < ${w.end}::timestamptz
+      select account_id, nullif(platform, '') as platform, nullif(ad_id, '') as ad_id, kind, source,
+             nullif(campaign, '') as campaign, sum(touchpoints) as touchpoints
+      from touchpoint_rollup_daily
+      where account_id = ${accountId} and day between ${w.from}::date and ${w.to}::date
+      group by 1, 2, 3, 4, 5, 6
+      having sum(touchpoints) <> 0
     ),
     sp as (
       select account_id, platform, ad_id, sum(spend) as spend
@@ -64,10 +70,19 @@ export async function attributionReport(
              sum(disputes) as disputes
       from sales where ad_id is not null group by 1, 2, 3
     ),
+    -- an ad's source: the most frequent source of its web touchpoints (ties: alphabetical)
+    ad_source as (
+      select distinct on (platform, ad_id) platform, ad_id, source
+      from tps
+      where ad_id is not null and kind = 'web' and source <> '(none)'
+      group by platform, ad_id, source
+      order by platform, ad_id, sum(touchpoints) desc, source
+    ),
     ad_tps as (
-      select account_id, platform, ad_id, count(*) as touchpoints,
-             mode() within group (order by source) filter (where kind = 'web' and source <> '(none)') as source
-      from tps where ad_id is not null group by 1, 2, 3
+      select t.account_id, t.platform, t.ad_id, sum(t.touchpoints) as touchpoints, min(s.source) as source
+      from tps t
+      left join ad_source s on s.platform = t.platform and s.ad_id = t.ad_id
+      where t.ad_id is not null group by 1, 2, 3
     ),
     ad_keys as (
       select account_id, platform, ad_id from sp
@@ -91,7 +106,7 @@ export async function attributionReport(
              nullif(btrim(utm_campaign), '') as campaign, revenue, refunds, disputes, 0 as touchpoints
       from sales where ad_id is null
       union all
-      select account_id, source, campaign, 0, 0, 0, 1 from tps where ad_id is null
+      select account_id, source, campaign, 0, 0, 0, touchpoints from tps where ad_id is null
     ),
     other_rows as (
       select account_id, source, campaign, null::text as ad_id, null::text as ad_name, 0 as spend,

@@ -50,10 +50,11 @@ interface Row extends Omit<Funnel, "stages"> {
 }
 
 /**
- * The cohort funnel (docs/metrics.md "Funnel"): contacts whose first lead in the window opens the
- * cohort; each is followed to now through application, booking, show and counted sale (events at or
- * after that lead). A contact counts in every stage up to the furthest it reached, so counts never
- * increase down the stages.
+ * The cohort funnel (docs/metrics.md "Funnel"): contacts whose first lead ever falls in the window
+ * make the cohort; each is followed to now through application, booking, show and counted sale
+ * (events at or after that lead). A contact counts in every stage up to the furthest it reached, so
+ * counts never increase down the stages. Reads contact_milestones (contact_milestones_lead_idx),
+ * one row per cohort contact.
  */
 export async function funnelReport(
   db: Sql,
@@ -67,53 +68,22 @@ export async function funnelReport(
   const [row] = await rows<Row>(
     db,
     sql`
-    with cohort as (
-      select distinct on (e.contact_id)
-        e.contact_id, e.event_datetime as lead_at, e.utm_source as source,
-        coalesce(e.utm_campaign, e.campaign_name) as campaign
-      from events e
-      where e.account_id = ${accountId} and e.event_type = 'lead' and e.contact_id is not null
-        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
-      order by e.contact_id, e.event_datetime, e.id
-    ),
-    -- the cohort's events at or after its lead, in one pass: the events since the window start
-    -- (every cohort lead is in the window) hashed against the cohort, instead of a lookup per contact
-    followed as (
-      select c.contact_id, f.event_type, f.event_datetime, f.counted, f.id, f.product_key, f.product_name,
-        case when f.event_type = 'booking' and f.cancelled_at is null and f.booking_date < ${w.today}::date
-          then (f.booking_date + coalesce(f.booking_time, '00:00')::time) at time zone ${w.timezone} end as met_at
-      from cohort c
-      join events f on f.contact_id = c.contact_id and f.event_datetime >= c.lead_at
-      where f.account_id = ${accountId} and f.event_datetime >= ${w.start}::timestamptz
-        and (f.event_type in ('application', 'booking', 'no_show') or f.counted)
-    ),
-    firsts as (
-      select contact_id,
-        min(event_datetime) filter (where event_type = 'application') as application_at,
-        min(event_datetime) filter (where event_type = 'booking') as booking_at,
-        count(*) filter (where event_type = 'no_show') as no_shows
-      from followed group by contact_id
-    ),
-    -- shows = past meetings − no-shows, per contact: the show is the meeting after as many past
-    -- meetings as the contact has no-shows
-    meetings as (
-      select contact_id, met_at, row_number() over (partition by contact_id order by met_at) as n
-      from followed where met_at is not null
-    ),
-    sales as (
-      select distinct on (contact_id) contact_id, event_datetime as sale_at, product_key, product_name
-      from followed where counted
-      order by contact_id, event_datetime, id
-    ),
-    depth as (
-      select c.contact_id, c.lead_at, c.source, c.campaign, fi.application_at, fi.booking_at,
-        m.met_at as show_at, sa.sale_at, sa.product_key, sa.product_name,
-        case when sa.sale_at is not null then 5 when m.met_at is not null then 4
-             when fi.booking_at is not null then 3 when fi.application_at is not null then 2 else 1 end as depth
-      from cohort c
-      left join firsts fi on fi.contact_id = c.contact_id
-      left join meetings m on m.contact_id = c.contact_id and m.n = fi.no_shows + 1
-      left join sales sa on sa.contact_id = c.contact_id
+    -- the cohort: one narrow row per contact whose first lead falls in the window (its stages are
+    -- kept by the events trigger, migration 0010); the show is the (n+1)-th meeting, n = its
+    -- no-shows, when that meeting's day is over
+    with depth as (
+      select m.first_lead_at as lead_at, m.lead_source as source, m.lead_campaign as campaign,
+        m.application_at, m.booking_at, s.show_at, m.sale_at, m.sale_product_key as product_key,
+        m.sale_product_name as product_name,
+        case when m.sale_at is not null then 5 when s.show_at is not null then 4
+             when m.booking_at is not null then 3 when m.application_at is not null then 2 else 1 end as depth
+      from contact_milestones m
+      cross join lateral (
+        select case when m.meeting_days[m.no_shows + 1] < ${w.today}::date
+          then m.meeting_ats[m.no_shows + 1] end as show_at
+      ) s
+      where m.account_id = ${accountId}
+        and m.first_lead_at >= ${w.start}::timestamptz and m.first_lead_at < ${w.end}::timestamptz
     ),
     totals as (
       select

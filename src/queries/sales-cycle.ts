@@ -24,6 +24,7 @@ export interface SalesCycle {
  * Sales cycle over a window (docs/metrics.md "Sales"): contacts whose first counted sale ever falls in
  * the window; the cycle runs from the contact's first lead at or before that sale (else its first
  * non-sale event before it) to the sale, in days. Percentiles by percentile_cont, 1 decimal.
+ * Both instants are kept per contact in contact_milestones (contact_milestones_sale_idx).
  */
 export async function salesCycle(
   db: Sql,
@@ -34,35 +35,13 @@ export async function salesCycle(
   const [row] = await rows<SalesCycle>(
     db,
     sql`
-    with conv as (
-      select e.contact_id, min(e.event_datetime) as sold_at
-      from events e
-      where e.account_id = ${accountId} and e.counted and e.contact_id is not null
-        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
-      group by e.contact_id
-    ),
-    firsts as (
-      select c.contact_id, c.sold_at,
-        coalesce(
-          (select min(l.event_datetime) from events l
-            where l.account_id = ${accountId} and l.contact_id = c.contact_id and l.event_type = 'lead'
-              and l.event_datetime <= c.sold_at),
-          (select min(o.event_datetime) from events o
-            where o.account_id = ${accountId} and o.contact_id = c.contact_id
-              and o.event_type not in ('sale', 'payment') and o.event_datetime < c.sold_at)
-        ) as started_at
-      from conv c
-      where not exists (
-        select 1 from events p
-        where p.account_id = ${accountId} and p.contact_id = c.contact_id and p.counted
-          and p.event_datetime < c.sold_at
-      )
-    ),
-    cycles as (
+    with cycles as (
       select
-        date_trunc('week', f.sold_at at time zone ${w.timezone})::date as week,
-        extract(epoch from (f.sold_at - f.started_at)) / 86400.0 as days
-      from firsts f
+        date_trunc('week', m.first_sale_at at time zone ${w.timezone})::date as week,
+        extract(epoch from (m.first_sale_at - m.cycle_started_at)) / 86400.0 as days
+      from contact_milestones m
+      where m.account_id = ${accountId}
+        and m.first_sale_at >= ${w.start}::timestamptz and m.first_sale_at < ${w.end}::timestamptz
     ),
     weeks as (
       select generate_series(

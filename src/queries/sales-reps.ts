@@ -27,8 +27,8 @@ export interface RepRow {
  *
  * Counts, sales, revenue and meetings come from the daily rollup's `rep` rows (key = the trimmed
  * name, '' for none), as the dashboard's rep breakdown. Only the per-contact figures are read from
- * events: contacts_closed from the window's counted sales (events_counted_idx), contacts_met from
- * the window's past meetings (events_booking_date_idx).
+ * events, index-only: contacts_closed from the window's counted sales (events_counted_cover_idx),
+ * contacts_met from the window's past meetings (events_meetings_cover_idx).
  */
 export async function salesReps(
   db: Sql,

@@ -38,11 +38,8 @@ type Flat = Omit<SalesSummary, "pipeline"> & { [K in keyof SalesPipeline as `p_$
  * revenue, meetings, shows and no-shows, plus lost sales and the booking pipeline.
  *
  * Every count and sum comes from the daily rollup's `total` rows (as GET /dashboard/kpis: events by
- * their day, meetings by their booking day), a few dozen rows whatever the volume. Only what the
- * rollup cannot give is read from events: the number of bookings of the window's days (cancelled
- * meetings = that minus the rollup's meetings; index-only on events_booking_date_idx) and, per
- * contact, applications without a later booking (the window's applications and bookings since its
- * start, through events_type_datetime_idx).
+ * their day, meetings and cancelled meetings by their booking day), a few dozen rows whatever the
+ * volume; open applications from contact_milestones.
  */
 export async function salesSummary(
   db: Sql,
@@ -66,42 +63,24 @@ export async function salesSummary(
         coalesce(sum(r.refunds), 0) as refunds,
         coalesce(sum(r.disputes), 0) as disputes,
         coalesce(sum(r.meetings), 0) as meetings,
-        coalesce(sum(r.meetings) filter (where r.day < ${w.today}::date), 0) as past
+        coalesce(sum(r.meetings) filter (where r.day < ${w.today}::date), 0) as past,
+        coalesce(sum(r.cancelled_meetings), 0) as cancelled
       from report_rollup_daily r
       where r.account_id = ${accountId} and r.dim = 'total'
         and r.day between ${w.from}::date and ${w.to}::date
     ),
-    -- Cancelled meetings are by booking day: every booking of the window's days (an index-only
-    -- count on events_booking_date_idx) minus the rollup's meetings (those not cancelled).
-    booked as (
-      select count(*) as booked
-      from events b
-      where b.account_id = ${accountId} and b.event_type = 'booking'
-        and b.booking_date between ${w.from}::date and ${w.to}::date
-    ),
-    -- Per contact: the first application of the window and the last booking since the window
-    -- began (a booking at or after an application of the window cannot be earlier), in one pass
-    -- over both types (events_type_datetime_idx).
-    contacts as (
-      select
-        min(e.event_datetime) filter (
-          where e.event_type = 'application' and e.event_datetime < ${w.end}::timestamptz
-        ) as applied_at,
-        max(e.event_datetime) filter (where e.event_type = 'booking') as booked_at
-      from events e
-      where e.account_id = ${accountId} and e.event_type in ('application', 'booking')
-        and e.contact_id is not null and e.event_datetime >= ${w.start}::timestamptz
-      group by e.contact_id
-    ),
+    -- Open applications: contacts whose latest application falls in the window with no booking at
+    -- or after it (index-only on contact_milestones_application_idx).
     unbooked as (
       select count(*) as applications_without_booking
-      from contacts c
-      where c.applied_at is not null and (c.booked_at is null or c.booked_at < c.applied_at)
+      from contact_milestones m
+      where m.account_id = ${accountId}
+        and m.last_application_at >= ${w.start}::timestamptz and m.last_application_at < ${w.end}::timestamptz
+        and (m.last_booking_at is null or m.last_booking_at < m.last_application_at)
     ),
     base as (
-      select r.*, booked.booked - r.meetings as cancelled, greatest(r.past - r.no_shows, 0) as shows,
-        unbooked.applications_without_booking
-      from r, booked, unbooked
+      select r.*, greatest(r.past - r.no_shows, 0) as shows, unbooked.applications_without_booking
+      from r, unbooked
     )
     select
       ${w.from} as "from",

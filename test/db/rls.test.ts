@@ -51,6 +51,7 @@ describe("row-level security", () => {
         "audit_log",
         "call_transcript_segments",
         "calls",
+        "contact_milestones",
         "contacts",
         "creative_requests",
         "creatives",
@@ -64,8 +65,12 @@ describe("row-level security", () => {
         "report_rollup_daily",
         "report_rollup_delta",
         "reps",
+        "touchpoint_rollup_daily",
+        "touchpoint_rollup_delta",
         "touchpoints",
         "tracking_hosts",
+        "web_session_daily",
+        "web_session_delta",
       ],
     );
     for (const t of tables) {

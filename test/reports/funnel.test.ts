@@ -28,8 +28,8 @@ const ev = (id: string, type: string, email: string, day: string, extra: Record<
 /**
  * March 2026, UTC, now = March 31 12:00. Furthest stage reached by each cohort contact:
  * u1 sale, u2 booking (its one meeting was a no-show), u3 application, u4 sale (straight from the
- * lead), u5 lead (its booking and sale predate its March lead), u6 sale (no-show, then a show),
- * u7 booking (meeting in April).
+ * lead), u6 sale (no-show, then a show), u7 booking (meeting in April). u5 became a lead in February:
+ * it belongs to February's cohort (where it reached the sale), not March's, despite a March lead.
  */
 const cohort: Fixture = {
   events: [
@@ -88,27 +88,27 @@ describe("GET /funnel", () => {
         from: "2026-03-01",
         to: "2026-03-31",
         stages: [
-          { stage: "lead", count: 7, conversion: null },
-          { stage: "application", count: 6, conversion: 0.8571 }, // all but u5; u2 u4 u6 u7 went past it
+          { stage: "lead", count: 6, conversion: null },
+          { stage: "application", count: 6, conversion: 1 }, // u2 u4 u6 u7 went past it
           { stage: "booking", count: 5, conversion: 0.8333 }, // u1 u2 u4 u6 u7
           { stage: "show", count: 3, conversion: 0.6 }, // u1 u4 u6; u2 no-showed, u7 is in April
           { stage: "sale", count: 3, conversion: 1 }, // u1 u4 u6
         ],
-        overall_conversion: 0.4286, // 3 / 7
+        overall_conversion: 0.5, // 3 / 6
         by_source: [
-          // meta: u1(sale) u2(booking) u5(lead) u6(sale) u7(booking); u5's source is its March lead's
-          { source: "meta", leads: 5, applications: 4, bookings: 4, shows: 2, sales: 2, conversion: 0.4 },
+          // meta: u1(sale) u2(booking) u6(sale) u7(booking)
+          { source: "meta", leads: 4, applications: 4, bookings: 4, shows: 2, sales: 2, conversion: 0.5 },
           { source: "google", leads: 1, applications: 1, bookings: 0, shows: 0, sales: 0, conversion: 0 },
           { source: null, leads: 1, applications: 1, bookings: 1, shows: 1, sales: 1, conversion: 1 },
         ],
         by_campaign: [
-          { campaign: "C1", leads: 4, applications: 3, bookings: 3, shows: 1, sales: 1, conversion: 0.25 },
+          { campaign: "C1", leads: 3, applications: 3, bookings: 3, shows: 1, sales: 1, conversion: 0.3333 },
           { campaign: "C2", leads: 2, applications: 2, bookings: 1, shows: 1, sales: 1, conversion: 0.5 },
           { campaign: null, leads: 1, applications: 1, bookings: 1, shows: 1, sales: 1, conversion: 1 },
         ],
         by_product: [
-          { product_key: "coaching", product_name: "Coaching", sales: 2, conversion: 0.2857 }, // 2 / 7 leads
-          { product_key: "ebook", product_name: "E-book", sales: 1, conversion: 0.1429 },
+          { product_key: "coaching", product_name: "Coaching", sales: 2, conversion: 0.3333 }, // 2 / 6 leads
+          { product_key: "ebook", product_name: "E-book", sales: 1, conversion: 0.1667 },
         ],
         time_to_conversion: [
           { from_stage: "lead", to_stage: "application", median_days: 1.5, sample_size: 2 }, // u1 1, u3 2
@@ -119,6 +119,27 @@ describe("GET /funnel", () => {
         ],
       },
     });
+  });
+
+  test("a contact enters the cohort of its first lead ever, and is followed to now", async () => {
+    const account = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, cohort);
+    const r = await env.get(await account.key(["read:funnel"]), "/funnel?from=2026-02-01&to=2026-02-28");
+    assert.equal(r.status, 200);
+    // u5 alone: lead Feb 20, booking Feb 21 for Feb 25 (past, no no-show: a show), sale Feb 28.
+    assert.deepEqual(r.body.data.stages, [
+      { stage: "lead", count: 1, conversion: null },
+      { stage: "application", count: 1, conversion: 1 },
+      { stage: "booking", count: 1, conversion: 1 },
+      { stage: "show", count: 1, conversion: 1 },
+      { stage: "sale", count: 1, conversion: 1 },
+    ]);
+    assert.deepEqual(r.body.data.by_source, [
+      { source: "tiktok", leads: 1, applications: 1, bookings: 1, shows: 1, sales: 1, conversion: 1 },
+    ]);
+    assert.deepEqual(r.body.data.by_product, [
+      { product_key: null, product_name: null, sales: 1, conversion: 1 },
+    ]);
   });
 
   test("counts never increase down the stages, whatever the window", async () => {

@@ -42,6 +42,22 @@ const snapshot = (accountId: string) =>
     );
   });
 
+const iso = (column: string) =>
+  sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`);
+const milestoneSnapshot = (accountId: string) =>
+  db.tenant(accountId, (tx) =>
+    rows<Record<string, unknown>>(
+      tx,
+      sql`select ${iso("first_lead_at")} as first_lead_at, ${iso("application_at")} as application_at,
+                 ${iso("booking_at")} as booking_at,
+                 (select array_agg(${iso("x")}) from unnest(meeting_ats) x) as meeting_ats, no_shows,
+                 ${iso("sale_at")} as sale_at, sale_product_key, ${iso("first_sale_at")} as first_sale_at,
+                 ${iso("cycle_started_at")} as cycle_started_at, ${iso("last_application_at")} as last_application_at,
+                 ${iso("last_booking_at")} as last_booking_at
+          from contact_milestones where account_id = ${accountId} order by contact_id`,
+    ),
+  );
+
 test("the rollup follows every kind of write to events, and equals a rebuild from scratch", async () => {
   const account = await seedAccount(db, { timezone: "Europe/Paris" });
   const a = account.accountId;
@@ -198,8 +214,28 @@ test("the rollup follows every kind of write to events, and equals a rebuild fro
     [["2026-03-03", "meta/A1"]],
   );
 
+  // Ann's milestones after all that: her first lead is now l1 on 3 March, so the booking b1 (2 March)
+  // precedes it and, cancelled, is no meeting; s1 is her first counted sale and opens her cycle at l1.
+  const milestones = await milestoneSnapshot(a);
+  assert.deepEqual(milestones, [
+    {
+      first_lead_at: "2026-03-03T10:00:00Z",
+      application_at: null,
+      booking_at: null,
+      meeting_ats: null,
+      no_shows: 0,
+      sale_at: "2026-03-06T09:00:00Z",
+      sale_product_key: "coaching",
+      first_sale_at: "2026-03-06T09:00:00Z",
+      cycle_started_at: "2026-03-03T10:00:00Z",
+      last_application_at: null,
+      last_booking_at: "2026-03-02T09:00:00Z",
+    },
+  ]);
+
   await db.admin(a, (tx) => tx.execute(sql`select ascribe_rebuild_report_rollup(${a}::uuid)`));
   assert.deepEqual(await snapshot(a), maintained);
+  assert.deepEqual(await milestoneSnapshot(a), milestones);
 });
 
 test("concurrent writers of one account never wait on each other's rollup rows; every event is counted", async () => {
@@ -240,4 +276,103 @@ test("concurrent writers of one account never wait on each other's rollup rows; 
       ["2026-03-04", 8, 8, 80],
     ],
   );
+});
+
+interface TouchpointRow {
+  day: string;
+  kind: string;
+  ad: string;
+  source: string;
+  campaign: string;
+  touchpoints: number;
+}
+interface SessionRow {
+  day: string;
+  session_key: string;
+  touchpoints: number;
+  with_id: number;
+}
+
+const touchpointSnapshot = (accountId: string) =>
+  db.tenant(accountId, async (tx) => {
+    await foldReportRollup(tx, accountId);
+    const tps = await rows<TouchpointRow>(
+      tx,
+      sql`select to_char(day, 'YYYY-MM-DD') as day, kind, platform || '/' || ad_id as ad, source, campaign,
+                 touchpoints
+          from touchpoint_rollup_daily where account_id = ${accountId} and touchpoints <> 0
+          order by day, kind, ad, source, campaign`,
+    );
+    const sessions = await rows<SessionRow>(
+      tx,
+      sql`select to_char(day, 'YYYY-MM-DD') as day, session_key, touchpoints, with_id
+          from web_session_daily where account_id = ${accountId} and (touchpoints, with_id) <> (0, 0)
+          order by day, session_key`,
+    );
+    return { tps, sessions };
+  });
+
+test("the touchpoint and session rollups follow inserts, replays, re-resolution and deletes, and equal a rebuild", async () => {
+  const account = await seedAccount(db, { timezone: "Europe/Paris" });
+  const a = account.accountId;
+  const visit = (id: string, occurredAt: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    visitor_id: "v1",
+    session_id: "s1",
+    kind: "web",
+    event_type: "page_view",
+    occurred_at: occurredAt,
+    ...extra,
+  });
+  await loadFixture(db, a, {
+    touchpoints: [
+      // 23:30 UTC on 1 March is 2 March in Paris: both on the 2nd, one session.
+      visit("t1", "2026-03-01T23:30:00Z", {
+        utm_source: "fb",
+        utm_campaign: "Spring",
+        utm_content: "Ad One",
+      }),
+      visit("t2", "2026-03-02T10:00:00Z", { channel: "organic" }),
+      // The same session the next day, with a click id; a touchpoint without a session.
+      visit("t3", "2026-03-03T10:00:00Z", { fbclid: "IwAR1" }),
+      visit("t4", "2026-03-03T11:00:00Z", { session_id: undefined }),
+    ],
+  });
+  const first = await touchpointSnapshot(a);
+  assert.deepEqual(first.tps, [
+    { day: "2026-03-02", kind: "web", ad: "/", source: "fb", campaign: "Spring", touchpoints: 1 },
+    { day: "2026-03-02", kind: "web", ad: "/", source: "organic", campaign: "", touchpoints: 1 },
+    { day: "2026-03-03", kind: "web", ad: "/", source: "(none)", campaign: "", touchpoints: 2 },
+  ]);
+  assert.equal(first.sessions.length, 3);
+  assert.deepEqual(first.sessions.slice(0, 2), [
+    { day: "2026-03-02", session_key: "s1", touchpoints: 2, with_id: 0 },
+    { day: "2026-03-03", session_key: "s1", touchpoints: 1, with_id: 1 },
+  ]);
+  assert.match(first.sessions[2]?.session_key ?? "", /^tp:/);
+
+  // An ad that makes "Ad One" resolvable (re-resolution updates t1), a replay moving t2 to the 4th,
+  // a deleted touchpoint.
+  await loadFixture(db, a, {
+    spend: [{ platform: "meta", ad_id: "A1", ad_name: "Ad One", date: "2026-03-01", total_spend: 10 }],
+    touchpoints: [visit("t2", "2026-03-04T10:00:00Z", { channel: "organic" })],
+  });
+  await db.admin(a, (tx) =>
+    tx.execute(sql`delete from touchpoints where account_id = ${a} and external_id = 't4'`),
+  );
+
+  const maintained = await touchpointSnapshot(a);
+  assert.deepEqual(maintained.tps, [
+    { day: "2026-03-02", kind: "web", ad: "meta/A1", source: "fb", campaign: "Spring", touchpoints: 1 },
+    { day: "2026-03-03", kind: "web", ad: "/", source: "(none)", campaign: "", touchpoints: 1 },
+    { day: "2026-03-04", kind: "web", ad: "/", source: "organic", campaign: "", touchpoints: 1 },
+  ]);
+  assert.deepEqual(maintained.sessions, [
+    { day: "2026-03-02", session_key: "s1", touchpoints: 1, with_id: 0 },
+    { day: "2026-03-03", session_key: "s1", touchpoints: 1, with_id: 1 },
+    { day: "2026-03-04", session_key: "s1", touchpoints: 1, with_id: 0 },
+  ]);
+
+  await db.admin(a, (tx) => tx.execute(sql`select ascribe_rebuild_report_rollup(${a}::uuid)`));
+  assert.deepEqual(await touchpointSnapshot(a), maintained);
 });

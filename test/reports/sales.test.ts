@@ -244,6 +244,44 @@ describe("GET /sales/summary", () => {
     }
   });
 
+  test("open applications: a contact whose latest application of the window has no booking since", async () => {
+    const account = await seedAccount(env.db);
+    const app = (id: string, email: string, day: string) => ({
+      id,
+      event_type: "application",
+      event_datetime: at(day),
+      contact_email: email,
+    });
+    const booking = (id: string, email: string, day: string) => ({
+      id,
+      event_type: "booking",
+      event_datetime: at(day),
+      contact_email: email,
+      booking_date: "2026-03-30",
+    });
+    await loadFixture(env.db, account.accountId, {
+      events: [
+        // eve applied, booked, then applied again: open again
+        app("e1", "eve@x.test", "2026-03-02"),
+        booking("e2", "eve@x.test", "2026-03-03"),
+        app("e3", "eve@x.test", "2026-03-10"),
+        // fay applied and booked the same instant: not open
+        app("f1", "fay@x.test", "2026-03-05"),
+        booking("f2", "fay@x.test", "2026-03-05"),
+        // gus applied in February, booked nothing: not in March's window
+        app("g1", "gus@x.test", "2026-02-20"),
+        // hal applied twice in March, never booked: one contact
+        app("h1", "hal@x.test", "2026-03-06"),
+        app("h2", "hal@x.test", "2026-03-07"),
+      ],
+    });
+    const key = await account.key(["read:sales"]);
+    const march = await env.get(key, `/sales/summary?${MARCH}`);
+    assert.equal(march.body.data.pipeline.applications_without_booking, 2); // eve, hal
+    const february = await env.get(key, "/sales/summary?from=2026-02-01&to=2026-02-28");
+    assert.equal(february.body.data.pipeline.applications_without_booking, 1); // gus
+  });
+
   test("no parameters: the default window, zeros and nulls on an empty account", async () => {
     const account = await seedAccount(env.db);
     const r = await env.get(await account.key(["read:sales"]), "/sales/summary");
