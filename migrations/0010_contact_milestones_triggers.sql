@@ -330,14 +330,11 @@ CREATE TRIGGER events_milestones_delete AFTER DELETE ON events
 --> statement-breakpoint
 -- Covering indexes for the per-contact counts that stay on events (docs/metrics.md "Sales"): a
 -- rep's contacts met (past meetings by booking day) and closed (counted sales), read index-only.
--- Capture health's unresolved ad signals: only the window's unresolved events.
 CREATE INDEX events_meetings_cover_idx ON events (account_id, booking_date)
   INCLUDE (contact_id, assigned_user_name) WHERE event_type = 'booking' AND cancelled_at IS NULL;
 --> statement-breakpoint
 CREATE INDEX events_counted_cover_idx ON events (account_id, event_datetime)
   INCLUDE (contact_id, assigned_user_name) WHERE counted;
---> statement-breakpoint
-CREATE INDEX events_unresolved_idx ON events (account_id, event_datetime) WHERE resolution = 'unresolved';
 --> statement-breakpoint
 -- Recomputes one account's rollups and contact milestones from its events and touchpoints (repair,
 -- or after a timezone change).

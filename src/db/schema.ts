@@ -344,6 +344,10 @@ const rollupMeasures = () => ({
   byNameEvents: integer("by_name_events").notNull().default(0),
   unresolvedEvents: integer("unresolved_events").notNull().default(0),
   leadsWithoutUtm: integer("leads_without_utm").notNull().default(0),
+  // Web sessions present that day and those with an ad id or click id (`total` rows only, counted
+  // when web_session_daily is folded: migration 0012).
+  webSessions: integer("web_sessions").notNull().default(0),
+  webSessionsWithId: integer("web_sessions_with_id").notNull().default(0),
 });
 
 /**

@@ -26,18 +26,17 @@ export interface UnresolvedSignal {
   n: number;
 }
 
-const blank = (column: ReturnType<typeof sql.raw>) => sql`nullif(btrim(${column}), '') is null`;
-
 /**
  * Capture health counts over a window (the last 30 days) and the 7 days before `now`, plus the
  * distinct ad signals of the window's unresolved events (for macro detection, which is JS: see
  * `isUnresolvedMacro`). An event carries an ad signal when it has a non-blank utm_ad_id, meta_ad_id
  * or utm_content (what ad resolution reads).
  *
- * The window's event counts come from the events rollup's `total` rows and its sessions from
- * web_session_daily (a session present on several days counts once), after a fold; the 7-day checks
+ * The window's event and session counts come from the rollup's `total` rows, after a fold (a
+ * session counts once per day it is seen on: sessions are split at midnight); the 7-day checks
  * and the last page view are index reads (events_datetime_idx, touchpoints_web_idx); the
- * unresolved signals read only the window's unresolved events (events_unresolved_idx).
+ * unresolved signals are the rollup's `unresolved_signal` rows (key: the JSON array of the raw
+ * utm_ad_id, meta_ad_id and utm_content).
  */
 export async function attributionHealthCounts(
   db: Sql,
@@ -58,7 +57,9 @@ export async function attributionHealthCounts(
         coalesce(sum(r.by_name_events), 0) as by_name,
         coalesce(sum(r.unresolved_events), 0) as unresolved,
         coalesce(sum(r.leads), 0) as leads,
-        coalesce(sum(r.leads_without_utm), 0) as leads_without_utm
+        coalesce(sum(r.leads_without_utm), 0) as leads_without_utm,
+        coalesce(sum(r.web_sessions), 0) as sessions,
+        coalesce(sum(r.web_sessions_with_id), 0) as sessions_with_id
       from report_rollup_daily r
       where r.account_id = ${accountId} and r.dim = 'total'
         and r.day between ${w.from}::date and ${w.to}::date
@@ -67,12 +68,6 @@ export async function attributionHealthCounts(
       select count(*) as n from events e
       where e.account_id = ${accountId} and e.event_datetime > ${now}::timestamptz - interval '7 days'
         and e.event_datetime <= ${now}::timestamptz
-    ),
-    web as (
-      select count(distinct s.session_key) filter (where s.touchpoints > 0) as sessions,
-             count(distinct s.session_key) filter (where s.with_id > 0) as with_id
-      from web_session_daily s
-      where s.account_id = ${accountId} and s.day between ${w.from}::date and ${w.to}::date
     ),
     last_web as (
       select max(t.occurred_at) as at from touchpoints t where t.account_id = ${accountId} and t.kind = 'web'
@@ -91,22 +86,22 @@ export async function attributionHealthCounts(
         where t.account_id = ${accountId} and t.kind = 'web'
           and t.occurred_at > ${now}::timestamptz - interval '7 days' and t.occurred_at <= ${now}::timestamptz
       ) as pixel_active_7j,
-      web.sessions::int as pixel_sessions_30j,
-      web.with_id::int as pixel_sessions_with_id,
+      ev.sessions::int as pixel_sessions_30j,
+      ev.sessions_with_id::int as pixel_sessions_with_id,
       to_char(last_web.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as pixel_derniere_activite
-    from ev, ev7, web, last_web`,
+    from ev, ev7, last_web`,
   );
   if (!counts) throw new Error("attribution health: no row");
-  const signal = sql`not (${blank(sql.raw("e.utm_ad_id"))} and ${blank(sql.raw("e.meta_ad_id"))}
-    and ${blank(sql.raw("e.utm_content"))})`;
   const unresolved = await rows<UnresolvedSignal>(
     db,
     sql`
-    select e.utm_ad_id, e.meta_ad_id, e.utm_content, count(*)::int as n
-    from events e
-    where e.account_id = ${accountId} and e.resolution = 'unresolved' and ${signal}
-      and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
-    group by 1, 2, 3
+    select (r.key::jsonb)->>0 as utm_ad_id, (r.key::jsonb)->>1 as meta_ad_id, (r.key::jsonb)->>2 as utm_content,
+      sum(r.events)::int as n
+    from report_rollup_daily r
+    where r.account_id = ${accountId} and r.dim = 'unresolved_signal'
+      and r.day between ${w.from}::date and ${w.to}::date
+    group by r.key
+    having sum(r.events) > 0
     order by n desc, 1, 2, 3`,
   );
   return { counts, unresolved };

@@ -71,37 +71,45 @@ export async function funnelReport(
     -- the cohort: one narrow row per contact whose first lead falls in the window (its stages are
     -- kept by the events trigger, migration 0010); the show is the (n+1)-th meeting, n = its
     -- no-shows, when that meeting's day is over
-    with depth as (
+    with cohort as (
       select m.first_lead_at as lead_at, m.lead_source as source, m.lead_campaign as campaign,
-        m.application_at, m.booking_at, s.show_at, m.sale_at, m.sale_product_key as product_key,
+        m.application_at, m.booking_at, m.sale_at, m.sale_product_key as product_key,
         m.sale_product_name as product_name,
-        case when m.sale_at is not null then 5 when s.show_at is not null then 4
-             when m.booking_at is not null then 3 when m.application_at is not null then 2 else 1 end as depth
+        case when m.meeting_days[m.no_shows + 1] < ${w.today}::date then m.meeting_ats[m.no_shows + 1] end as show_at
       from contact_milestones m
-      cross join lateral (
-        select case when m.meeting_days[m.no_shows + 1] < ${w.today}::date
-          then m.meeting_ats[m.no_shows + 1] end as show_at
-      ) s
       where m.account_id = ${accountId}
         and m.first_lead_at >= ${w.start}::timestamptz and m.first_lead_at < ${w.end}::timestamptz
     ),
-    totals as (
-      select
-        count(*) as c1,
-        count(*) filter (where depth >= 2) as c2,
-        count(*) filter (where depth >= 3) as c3,
-        count(*) filter (where depth >= 4) as c4,
-        count(*) filter (where depth >= 5) as c5
-      from depth
+    -- each contact's furthest stage, and the time between consecutive stages in days (float8:
+    -- sorting numerics made the medians slow), null unless both are reached, in order
+    depth as (
+      select source, campaign, product_key, product_name,
+        case when sale_at is not null then 5 when show_at is not null then 4
+             when booking_at is not null then 3 when application_at is not null then 2 else 1 end as depth,
+        case when application_at >= lead_at then date_part('epoch', application_at - lead_at) / 86400 end as d1,
+        case when booking_at >= application_at then date_part('epoch', booking_at - application_at) / 86400 end as d2,
+        case when show_at >= booking_at then date_part('epoch', show_at - booking_at) / 86400 end as d3,
+        case when sale_at >= show_at then date_part('epoch', sale_at - show_at) / 86400 end as d4
+      from cohort
     ),
-    -- time between consecutive stages, in days: null unless both are reached, in order
-    gaps as (
-      select
-        case when application_at >= lead_at then extract(epoch from application_at - lead_at) / 86400.0 end as d1,
-        case when booking_at >= application_at then extract(epoch from booking_at - application_at) / 86400.0 end as d2,
-        case when show_at >= booking_at then extract(epoch from show_at - booking_at) / 86400.0 end as d3,
-        case when sale_at >= show_at then extract(epoch from sale_at - show_at) / 86400.0 end as d4
+    -- stage counts per source, campaign and sale product (a few hundred rows), from which the totals
+    -- and each breakdown are summed
+    parts as (
+      select source, campaign, product_key, max(product_name) as product_name,
+        count(*) as leads,
+        count(*) filter (where depth >= 2) as applications,
+        count(*) filter (where depth >= 3) as bookings,
+        count(*) filter (where depth >= 4) as shows,
+        count(*) filter (where depth >= 5) as sales
       from depth
+      group by source, campaign, product_key
+    ),
+    groups as (
+      select grouping(source, campaign, product_key) as set_id, source, campaign, product_key,
+        max(product_name) as product_name, sum(leads) as leads, sum(applications) as applications,
+        sum(bookings) as bookings, sum(shows) as shows, sum(sales) as sales
+      from parts
+      group by grouping sets ((), (source), (campaign), (product_key))
     ),
     medians as (
       select m.*
@@ -111,54 +119,44 @@ export async function funnelReport(
           percentile_cont(0.5) within group (order by d2) as m2, count(d2) as n2,
           percentile_cont(0.5) within group (order by d3) as m3, count(d3) as n3,
           percentile_cont(0.5) within group (order by d4) as m4, count(d4) as n4
-        from gaps
+        from depth
       ) g
       cross join lateral (values
         (1, 'lead', 'application', g.m1, g.n1), (2, 'application', 'booking', g.m2, g.n2),
         (3, 'booking', 'show', g.m3, g.n3), (4, 'show', 'sale', g.m4, g.n4)
       ) m(step, from_stage, to_stage, median_days, sample_size)
-    )
+    ),
+    -- grouping() bits: source 4, campaign 2, product_key 1 (1 = not grouped by it)
+    totals as (select * from groups where set_id = 7)
     select
       ${w.from} as "from",
       ${w.to} as "to",
-      t.c1::int as c1, t.c2::int as c2, t.c3::int as c3, t.c4::int as c4, t.c5::int as c5,
-      round(t.c5::numeric / nullif(t.c1, 0), 4)::float8 as overall_conversion,
+      coalesce(t.leads, 0)::int as c1, coalesce(t.applications, 0)::int as c2,
+      coalesce(t.bookings, 0)::int as c3, coalesce(t.shows, 0)::int as c4, coalesce(t.sales, 0)::int as c5,
+      round(t.sales::numeric / nullif(t.leads, 0), 4)::float8 as overall_conversion,
       (select coalesce(json_agg(json_build_object(
           'source', g.source, 'leads', g.leads, 'applications', g.applications, 'bookings', g.bookings,
           'shows', g.shows, 'sales', g.sales,
           'conversion', round(g.sales::numeric / nullif(g.leads, 0), 4)::float8
         ) order by g.leads desc, g.source asc nulls last), '[]'::json)
-        from (
-          select source, count(*)::int as leads, (count(*) filter (where depth >= 2))::int as applications,
-            (count(*) filter (where depth >= 3))::int as bookings, (count(*) filter (where depth >= 4))::int as shows,
-            (count(*) filter (where depth >= 5))::int as sales
-          from depth group by source
-        ) g) as by_source,
+        from groups g where g.set_id = 3) as by_source,
       (select coalesce(json_agg(json_build_object(
           'campaign', g.campaign, 'leads', g.leads, 'applications', g.applications, 'bookings', g.bookings,
           'shows', g.shows, 'sales', g.sales,
           'conversion', round(g.sales::numeric / nullif(g.leads, 0), 4)::float8
         ) order by g.leads desc, g.campaign asc nulls last), '[]'::json)
-        from (
-          select campaign, count(*)::int as leads, (count(*) filter (where depth >= 2))::int as applications,
-            (count(*) filter (where depth >= 3))::int as bookings, (count(*) filter (where depth >= 4))::int as shows,
-            (count(*) filter (where depth >= 5))::int as sales
-          from depth group by campaign
-        ) g) as by_campaign,
+        from groups g where g.set_id = 5) as by_campaign,
       (select coalesce(json_agg(json_build_object(
           'product_key', g.product_key, 'product_name', g.product_name, 'sales', g.sales,
-          'conversion', round(g.sales::numeric / nullif(t.c1, 0), 4)::float8
+          'conversion', round(g.sales::numeric / nullif(t.leads, 0), 4)::float8
         ) order by g.sales desc, g.product_key asc nulls last), '[]'::json)
-        from (
-          select product_key, max(product_name) as product_name, count(*)::int as sales
-          from depth where sale_at is not null group by product_key
-        ) g) as by_product,
+        from groups g where g.set_id = 6 and g.sales > 0) as by_product,
       (select json_agg(json_build_object(
           'from_stage', m.from_stage, 'to_stage', m.to_stage,
           'median_days', round(m.median_days::numeric, 1)::float8, 'sample_size', m.sample_size::int
         ) order by m.step)
         from medians m) as time_to_conversion
-    from totals t`,
+    from (select 1) one left join totals t on true`,
   );
   if (!row) throw new Error("funnel: no row");
   const counts = [row.c1, row.c2, row.c3, row.c4, row.c5];

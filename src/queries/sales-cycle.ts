@@ -38,7 +38,7 @@ export async function salesCycle(
     with cycles as (
       select
         date_trunc('week', m.first_sale_at at time zone ${w.timezone})::date as week,
-        extract(epoch from (m.first_sale_at - m.cycle_started_at)) / 86400.0 as days
+        date_part('epoch', m.first_sale_at - m.cycle_started_at) / 86400 as days
       from contact_milestones m
       where m.account_id = ${accountId}
         and m.first_sale_at >= ${w.start}::timestamptz and m.first_sale_at < ${w.end}::timestamptz

@@ -309,7 +309,14 @@ const touchpointSnapshot = (accountId: string) =>
           from web_session_daily where account_id = ${accountId} and (touchpoints, with_id) <> (0, 0)
           order by day, session_key`,
     );
-    return { tps, sessions };
+    const perDay = await rows<{ day: string; web_sessions: number; web_sessions_with_id: number }>(
+      tx,
+      sql`select to_char(day, 'YYYY-MM-DD') as day, web_sessions, web_sessions_with_id
+          from report_rollup_daily
+          where account_id = ${accountId} and dim = 'total' and (web_sessions, web_sessions_with_id) <> (0, 0)
+          order by day`,
+    );
+    return { tps, sessions, perDay };
   });
 
 test("the touchpoint and session rollups follow inserts, replays, re-resolution and deletes, and equal a rebuild", async () => {
@@ -350,6 +357,11 @@ test("the touchpoint and session rollups follow inserts, replays, re-resolution 
     { day: "2026-03-03", session_key: "s1", touchpoints: 1, with_id: 1 },
   ]);
   assert.match(first.sessions[2]?.session_key ?? "", /^tp:/);
+  // Sessions per day (split at midnight): s1 on the 2nd; s1 again and t4 alone on the 3rd.
+  assert.deepEqual(first.perDay, [
+    { day: "2026-03-02", web_sessions: 1, web_sessions_with_id: 0 },
+    { day: "2026-03-03", web_sessions: 2, web_sessions_with_id: 1 },
+  ]);
 
   // An ad that makes "Ad One" resolvable (re-resolution updates t1), a replay moving t2 to the 4th,
   // a deleted touchpoint.
@@ -371,6 +383,11 @@ test("the touchpoint and session rollups follow inserts, replays, re-resolution 
     { day: "2026-03-02", session_key: "s1", touchpoints: 1, with_id: 0 },
     { day: "2026-03-03", session_key: "s1", touchpoints: 1, with_id: 1 },
     { day: "2026-03-04", session_key: "s1", touchpoints: 1, with_id: 0 },
+  ]);
+  assert.deepEqual(maintained.perDay, [
+    { day: "2026-03-02", web_sessions: 1, web_sessions_with_id: 0 },
+    { day: "2026-03-03", web_sessions: 1, web_sessions_with_id: 1 },
+    { day: "2026-03-04", web_sessions: 1, web_sessions_with_id: 0 },
   ]);
 
   await db.admin(a, (tx) => tx.execute(sql`select ascribe_rebuild_report_rollup(${a}::uuid)`));
