@@ -3,6 +3,7 @@ import {
   bigint,
   boolean,
   date,
+  doublePrecision,
   foreignKey,
   index,
   integer,
@@ -313,7 +314,7 @@ export const events = pgTable(
     index("events_type_datetime_idx").on(t.accountId, t.eventType, t.eventDatetime),
     index("events_contact_idx").on(t.accountId, t.contactId, t.eventDatetime),
     index("events_ad_idx").on(t.accountId, t.resolvedAdId),
-    // Counted purchases of a window: events_counted_cover_idx, made by migration 0010 (it carries
+    // Counted purchases of a window: events_counted_cover_idx, made by migration 0008 (it carries
     // INCLUDE columns, which the schema builder does not express).
     // Meetings are placed by booking day.
     index("events_booking_date_idx").on(t.accountId, t.bookingDate).where(sql`${t.eventType} = 'booking'`),
@@ -345,7 +346,7 @@ const rollupMeasures = () => ({
   unresolvedEvents: integer("unresolved_events").notNull().default(0),
   leadsWithoutUtm: integer("leads_without_utm").notNull().default(0),
   // Web sessions present that day and those with an ad id or click id (`total` rows only, counted
-  // when web_session_daily is folded: migration 0012).
+  // when web_session_daily is folded: migration 0008).
   webSessions: integer("web_sessions").notNull().default(0),
   webSessionsWithId: integer("web_sessions_with_id").notNull().default(0),
 });
@@ -390,12 +391,13 @@ export const reportRollupDelta = pgTable(
 );
 
 /**
- * Per contact, the moments the funnel, the sales cycle and the pipeline read (docs/metrics.md
- * "Funnel", "Sales"), so that they range-scan one narrow row per contact instead of every contact's
- * events. Kept by a statement trigger on events that recomputes the contacts a statement touched
- * (migration 0010). Stages are counted from the contact's first lead: its first application, first
- * booking (cancelled or not) and first counted sale at or after it, its non-cancelled meetings
- * (instant and booking day, in order) and no-shows at or after it.
+ * Per contact, what the funnel, the sales cycle and the pipeline read (docs/metrics.md "Funnel",
+ * "Sales"), so that they range-scan one narrow row per contact instead of every contact's events.
+ * Kept by a statement trigger on events that recomputes the contacts a statement touched
+ * (migration 0008). Stages count from the contact's first lead: its first application, first
+ * booking (cancelled or not) and first counted sale at or after it; its show is its (n+1)-th
+ * non-cancelled meeting booked at or after the lead, n = its no-shows since the lead, once that
+ * meeting's day is over — which only the read can tell, so the row holds the candidate and its day.
  */
 export const contactMilestones = pgTable(
   "contact_milestones",
@@ -407,12 +409,21 @@ export const contactMilestones = pgTable(
     leadCampaign: text("lead_campaign"),
     applicationAt: at("application_at"),
     bookingAt: at("booking_at"),
-    meetingAts: timestamp("meeting_ats", { withTimezone: true, mode: "string" }).array(),
-    meetingDays: date("meeting_days", { mode: "string" }).array(),
-    noShows: integer("no_shows").notNull().default(0),
+    showAt: at("show_at"),
+    showDay: date("show_day", { mode: "string" }),
     saleAt: at("sale_at"),
     saleProductKey: text("sale_product_key"),
     saleProductName: text("sale_product_name"),
+    /** The furthest stage reached but the show: 1 lead, 2 application, 3 booking, 5 sale. */
+    stage: integer("stage"),
+    /**
+     * Days between consecutive stages (lead→application, →booking, →show, →sale), null unless
+     * both are reached in order; the last two hold for the show candidate.
+     */
+    leadToApplication: doublePrecision("lead_to_application"),
+    applicationToBooking: doublePrecision("application_to_booking"),
+    bookingToShow: doublePrecision("booking_to_show"),
+    showToSale: doublePrecision("show_to_sale"),
     /** The first counted sale ever, and where its sales cycle starts (docs/metrics.md "Sales"). */
     firstSaleAt: at("first_sale_at"),
     cycleStartedAt: at("cycle_started_at"),
@@ -422,7 +433,8 @@ export const contactMilestones = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.contactId] }),
-    index("contact_milestones_lead_idx").on(t.accountId, t.firstLeadAt),
+    // The funnel's cohort is contact_milestones_cohort_idx (migration 0008: INCLUDE columns, which
+    // the schema builder does not express).
     index("contact_milestones_sale_idx").on(t.accountId, t.firstSaleAt),
     // Open applications of a window, read index-only.
     index("contact_milestones_application_idx").on(t.accountId, t.lastApplicationAt, t.lastBookingAt),

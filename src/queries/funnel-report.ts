@@ -53,8 +53,8 @@ interface Row extends Omit<Funnel, "stages"> {
  * The cohort funnel (docs/metrics.md "Funnel"): contacts whose first lead ever falls in the window
  * make the cohort; each is followed to now through application, booking, show and counted sale
  * (events at or after that lead). A contact counts in every stage up to the furthest it reached, so
- * counts never increase down the stages. Reads contact_milestones (contact_milestones_lead_idx),
- * one row per cohort contact.
+ * counts never increase down the stages. Reads contact_milestones (contact_milestones_cohort_idx),
+ * one index entry per cohort contact.
  */
 export async function funnelReport(
   db: Sql,
@@ -68,29 +68,19 @@ export async function funnelReport(
   const [row] = await rows<Row>(
     db,
     sql`
-    -- the cohort: one narrow row per contact whose first lead falls in the window (its stages are
-    -- kept by the events trigger, migration 0010); the show is the (n+1)-th meeting, n = its
-    -- no-shows, when that meeting's day is over
-    with cohort as (
-      select m.first_lead_at as lead_at, m.lead_source as source, m.lead_campaign as campaign,
-        m.application_at, m.booking_at, m.sale_at, m.sale_product_key as product_key,
+    -- the cohort: one row per contact whose first lead falls in the window, index-only
+    -- (contact_milestones_cohort_idx; kept by the events trigger, migration 0008). Its stage and the
+    -- days between stages are stored; only the show waits for its meeting's day to be over.
+    with depth as (
+      select m.lead_source as source, m.lead_campaign as campaign, m.sale_product_key as product_key,
         m.sale_product_name as product_name,
-        case when m.meeting_days[m.no_shows + 1] < ${w.today}::date then m.meeting_ats[m.no_shows + 1] end as show_at
+        case when m.stage = 5 then 5 when m.show_day < ${w.today}::date then 4 else m.stage end as depth,
+        m.lead_to_application as d1, m.application_to_booking as d2,
+        case when m.show_day < ${w.today}::date then m.booking_to_show end as d3,
+        case when m.show_day < ${w.today}::date then m.show_to_sale end as d4
       from contact_milestones m
       where m.account_id = ${accountId}
         and m.first_lead_at >= ${w.start}::timestamptz and m.first_lead_at < ${w.end}::timestamptz
-    ),
-    -- each contact's furthest stage, and the time between consecutive stages in days (float8:
-    -- sorting numerics made the medians slow), null unless both are reached, in order
-    depth as (
-      select source, campaign, product_key, product_name,
-        case when sale_at is not null then 5 when show_at is not null then 4
-             when booking_at is not null then 3 when application_at is not null then 2 else 1 end as depth,
-        case when application_at >= lead_at then date_part('epoch', application_at - lead_at) / 86400 end as d1,
-        case when booking_at >= application_at then date_part('epoch', booking_at - application_at) / 86400 end as d2,
-        case when show_at >= booking_at then date_part('epoch', show_at - booking_at) / 86400 end as d3,
-        case when sale_at >= show_at then date_part('epoch', sale_at - show_at) / 86400 end as d4
-      from cohort
     ),
     -- stage counts per source, campaign and sale product (a few hundred rows), from which the totals
     -- and each breakdown are summed

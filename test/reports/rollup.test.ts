@@ -49,8 +49,7 @@ const milestoneSnapshot = (accountId: string) =>
     rows<Record<string, unknown>>(
       tx,
       sql`select ${iso("first_lead_at")} as first_lead_at, ${iso("application_at")} as application_at,
-                 ${iso("booking_at")} as booking_at,
-                 (select array_agg(${iso("x")}) from unnest(meeting_ats) x) as meeting_ats, no_shows,
+                 ${iso("booking_at")} as booking_at, ${iso("show_at")} as show_at, stage,
                  ${iso("sale_at")} as sale_at, sale_product_key, ${iso("first_sale_at")} as first_sale_at,
                  ${iso("cycle_started_at")} as cycle_started_at, ${iso("last_application_at")} as last_application_at,
                  ${iso("last_booking_at")} as last_booking_at
@@ -222,8 +221,8 @@ test("the rollup follows every kind of write to events, and equals a rebuild fro
       first_lead_at: "2026-03-03T10:00:00Z",
       application_at: null,
       booking_at: null,
-      meeting_ats: null,
-      no_shows: 0,
+      show_at: null,
+      stage: 5,
       sale_at: "2026-03-06T09:00:00Z",
       sale_product_key: "coaching",
       first_sale_at: "2026-03-06T09:00:00Z",
