@@ -102,7 +102,10 @@ const TEXT_PARSERS = Object.fromEntries(
 const DELTA_VACUUM_INTERVAL_MS = 30_000;
 
 /** `dataDir` null keeps the database in memory (tests). */
-export async function openEmbedded(dataDir: string | null): Promise<Database> {
+export async function openEmbedded(
+  dataDir: string | null,
+  options: { deltaVacuumIntervalMs?: number } = {},
+): Promise<Database> {
   let location = "memory://";
   if (dataDir !== null) {
     location = join(dataDir, "pgdata");
@@ -137,7 +140,7 @@ export async function openEmbedded(dataDir: string | null): Promise<Database> {
     vacuuming = client
       .exec("VACUUM report_rollup_delta, touchpoint_rollup_delta, web_session_delta")
       .catch(() => {}); // before the first migration the tables do not exist yet
-  }, DELTA_VACUUM_INTERVAL_MS);
+  }, options.deltaVacuumIntervalMs ?? DELTA_VACUUM_INTERVAL_MS);
   vacuumTimer.unref();
   return {
     kind: "embedded",
