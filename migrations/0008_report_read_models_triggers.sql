@@ -360,13 +360,18 @@ CREATE INDEX contact_milestones_cohort_idx ON contact_milestones (account_id, fi
   INCLUDE (lead_source, lead_campaign, sale_product_key, sale_product_name, stage, show_day,
     lead_to_application, application_to_booking, booking_to_show, show_to_sale);
 --> statement-breakpoint
+DROP FUNCTION ascribe_fold_report_rollup(uuid);
+--> statement-breakpoint
 -- Folds an account's pending deltas — events, touchpoints, web sessions — into the rollups, one
--- statement each, before a report reads them (0006). Rows a fold brings to zero stay: a later
+-- statement each, before a report reads them (0006), oldest first and a bounded number per call;
+-- answers whether any are left. Rows a fold brings to zero stay: a later
 -- delta may revive them, and reads ignore them. Folding web sessions also counts, per day, the
 -- sessions present and those with an ad id or click id into the `total` rows (web_sessions,
 -- web_sessions_with_id): a session is counted once per day it is seen on, as analytics tools split
 -- sessions at midnight.
-CREATE OR REPLACE FUNCTION ascribe_fold_report_rollup(account uuid) RETURNS void
+-- `chunk`: at most this many rows of each log per call, so that no call outlasts a statement
+-- timeout (100,000: about a second here); the caller calls again while it answers true.
+CREATE FUNCTION ascribe_fold_report_rollup(account uuid, chunk integer DEFAULT 100000) RETURNS boolean
   LANGUAGE plpgsql
   AS $fn$
 BEGIN
@@ -377,7 +382,10 @@ BEGIN
   -- EXECUTE: planned for this account (a plan made for any account would scan the whole log).
   EXECUTE format($q$
   WITH moved AS (
-    DELETE FROM report_rollup_delta WHERE account_id = %L RETURNING *
+    DELETE FROM report_rollup_delta
+    WHERE account_id = %1$L
+      AND id IN (SELECT id FROM report_rollup_delta WHERE account_id = %1$L ORDER BY id LIMIT %2$s)
+    RETURNING *
   ),
   summed AS (
     SELECT account_id, dim, day, key, sum(leads) AS leads, sum(applications) AS applications,
@@ -417,10 +425,13 @@ BEGIN
     by_name_events = r.by_name_events + excluded.by_name_events,
     unresolved_events = r.unresolved_events + excluded.unresolved_events,
     leads_without_utm = r.leads_without_utm + excluded.leads_without_utm
-  $q$, account);
+  $q$, account, chunk);
   EXECUTE format($q$
   WITH moved AS (
-    DELETE FROM touchpoint_rollup_delta WHERE account_id = %L RETURNING *
+    DELETE FROM touchpoint_rollup_delta
+    WHERE account_id = %1$L
+      AND id IN (SELECT id FROM touchpoint_rollup_delta WHERE account_id = %1$L ORDER BY id LIMIT %2$s)
+    RETURNING *
   ),
   summed AS (
     SELECT account_id, day, kind, platform, ad_id, source, campaign, sum(touchpoints) AS touchpoints
@@ -433,10 +444,13 @@ BEGIN
   ORDER BY account_id, day, kind, platform, ad_id, source, campaign
   ON CONFLICT (account_id, day, kind, platform, ad_id, source, campaign) DO UPDATE SET
     touchpoints = r.touchpoints + excluded.touchpoints
-  $q$, account);
+  $q$, account, chunk);
   EXECUTE format($q$
   WITH moved AS (
-    DELETE FROM web_session_delta WHERE account_id = %L RETURNING *
+    DELETE FROM web_session_delta
+    WHERE account_id = %1$L
+      AND id IN (SELECT id FROM web_session_delta WHERE account_id = %1$L ORDER BY id LIMIT %2$s)
+    RETURNING *
   ),
   summed AS (
     SELECT account_id, day, session_key, sum(touchpoints) AS touchpoints, sum(with_id) AS with_id
@@ -474,7 +488,10 @@ BEGIN
   ON CONFLICT (account_id, dim, day, key) DO UPDATE SET
     web_sessions = r.web_sessions + excluded.web_sessions,
     web_sessions_with_id = r.web_sessions_with_id + excluded.web_sessions_with_id
-  $q$, account);
+  $q$, account, chunk);
+  RETURN EXISTS (SELECT 1 FROM report_rollup_delta WHERE account_id = account)
+    OR EXISTS (SELECT 1 FROM touchpoint_rollup_delta WHERE account_id = account)
+    OR EXISTS (SELECT 1 FROM web_session_delta WHERE account_id = account);
 END $fn$;
 --> statement-breakpoint
 -- Recomputes one account's rollups and contact milestones from its events and touchpoints (repair,

@@ -1,11 +1,24 @@
 import { sql } from "drizzle-orm";
-import type { Sql } from "../db/client.ts";
+import { rows, type Sql } from "../db/client.ts";
 
 /**
  * Folds the account's pending deltas into the rollups — events into report_rollup_daily,
  * touchpoints into touchpoint_rollup_daily and web_session_daily (migrations 0006, 0008) — so that
- * a report reading them next, in the same transaction, sees every row written before it.
+ * a report reading them next, in the same transaction, sees every row written before it. The
+ * database function folds at most `chunk` rows of each log per call (each call stays well under the
+ * statement timeout, even after an import of millions of rows), so this calls it until none is left.
  */
-export async function foldReportRollup(db: Sql, accountId: string): Promise<void> {
-  await db.execute(sql`select ascribe_fold_report_rollup(${accountId}::uuid)`);
+export async function foldReportRollup(
+  db: Sql,
+  accountId: string,
+  params: { chunk?: number } = {},
+): Promise<void> {
+  const chunk = params.chunk ?? 100_000;
+  for (;;) {
+    const [row] = await rows<{ more: boolean }>(
+      db,
+      sql`select ascribe_fold_report_rollup(${accountId}::uuid, ${chunk}::int) as more`,
+    );
+    if (!row?.more) return;
+  }
 }
