@@ -29,7 +29,9 @@ after(async () => {
 });
 
 async function appWith(collect: Partial<CollectServices> = {}, database: Database = counted) {
-  const counters = createMemoryCounterStore();
+  // A clock that stands still: the counters' epoch-aligned minute never rolls over in the middle of
+  // a test (a test filling a window of 60,000 then expecting a 429 failed when it did).
+  const counters = createMemoryCounterStore(() => 1_800_000_030_000);
   const audit = createAuditWriter(db, silentLogger, { intervalMs: 50 });
   const app = await buildApp({
     db: database,
