@@ -6,8 +6,10 @@ SELECT ascribe_enforce_tenancy();
 -- health's — every event, those carrying an ad signal (a non-blank utm_ad_id, meta_ad_id or
 -- utm_content: what ad resolution reads) by resolution, leads without any UTM or ad id, and
 -- `unresolved_signal`, the unresolved ones keyed by their raw signal as the JSON array
--- [utm_ad_id, meta_ad_id, utm_content] — and cancelled bookings on their booking day
--- (`cancelled_meetings`; `meetings` holds the others).
+-- [utm_ad_id, meta_ad_id, utm_content] — cancelled bookings on their booking day
+-- (`cancelled_meetings`; `meetings` holds the others), and `unattributed`: events without an ad of
+-- record keyed by [source, campaign] as the attribution report groups them (utm_source, '(none)'
+-- when blank; utm_campaign, null when blank).
 CREATE OR REPLACE FUNCTION ascribe_report_rollup_sql(source text, target text) RETURNS text
   LANGUAGE sql IMMUTABLE
   AS $fn$ SELECT format($q$
@@ -50,7 +52,10 @@ CREATE OR REPLACE FUNCTION ascribe_report_rollup_sql(source text, target text) R
           THEN p.record_platform || '/' || p.record_ad_id || chr(31) || btrim(p.assigned_user_name) END),
         ('ad_ft', p.first_touch_ad),
         ('unresolved_signal', CASE WHEN p.has_signal AND p.resolution = 'unresolved'
-          THEN jsonb_build_array(p.utm_ad_id, p.meta_ad_id, p.utm_content)::text END)
+          THEN jsonb_build_array(p.utm_ad_id, p.meta_ad_id, p.utm_content)::text END),
+        ('unattributed', CASE WHEN p.record_ad_id IS NULL
+          THEN jsonb_build_array(coalesce(nullif(btrim(p.utm_source), ''), '(none)'),
+            nullif(btrim(p.utm_campaign), ''))::text END)
       ) AS k(dim, key)
       WHERE k.key IS NOT NULL
       UNION ALL

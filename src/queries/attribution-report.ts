@@ -29,8 +29,8 @@ export interface AttributionReportRow {
  * each spend row in its ad's row, each touchpoint of the window in one row: the report adds up to the
  * dashboard's revenue, refunds, disputes and spend. Sorted by spend, then gross revenue, descending.
  *
- * Touchpoints come from touchpoint_rollup_daily (after a fold), sales from the window's counted
- * events (events_counted_cover_idx), spend from ad_spend_daily: nothing scans the window's touchpoints.
+ * Sales and touchpoints come from the rollups (after a fold), spend from ad_spend_daily: nothing
+ * scans the window's events or touchpoints.
  */
 export async function attributionReport(
   db: Sql,
@@ -42,13 +42,26 @@ export async function attributionReport(
   const found = await rows<AttributionReportRow>(
     db,
     sql`
-    with sales as (
-      select e.account_id, e.id, e.record_platform as ad_platform, e.record_ad_id as ad_id,
-             e.utm_source, e.utm_campaign, coalesce(e.group_revenue, 0) as revenue,
-             coalesce(e.group_refunds, 0) as refunds, coalesce(e.group_disputes, 0) as disputes
-      from events e
-      where e.account_id = ${accountId} and e.counted
-        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
+    -- counted sales of the window from the rollup: per ad of record, and for those without one per
+    -- source and campaign (dimension 'unattributed', key [source, campaign])
+    with ad_sales as (
+      select account_id, split_part(key, '/', 1) as platform,
+             substr(key, length(split_part(key, '/', 1)) + 2) as ad_id,
+             sum(revenue) as revenue, sum(refunds) as refunds, sum(disputes) as disputes
+      from report_rollup_daily
+      where account_id = ${accountId} and dim = 'ad' and key <> ''
+        and day between ${w.from}::date and ${w.to}::date
+      group by 1, 2, 3
+      having sum(sales) <> 0
+    ),
+    other_sales as (
+      select account_id, (key::jsonb)->>0 as source, (key::jsonb)->>1 as campaign,
+             sum(revenue) as revenue, sum(refunds) as refunds, sum(disputes) as disputes
+      from report_rollup_daily
+      where account_id = ${accountId} and dim = 'unattributed'
+        and day between ${w.from}::date and ${w.to}::date
+      group by 1, 2, 3
+      having sum(sales) <> 0
     ),
     -- the window's touchpoints from the rollup (one row per day, kind, ad, source and campaign)
     tps as (
@@ -64,11 +77,6 @@ export async function attributionReport(
       from ad_spend_daily
       where account_id = ${accountId} and spend_date between ${w.from}::date and ${w.to}::date
       group by 1, 2, 3
-    ),
-    ad_sales as (
-      select account_id, ad_platform as platform, ad_id, sum(revenue) as revenue, sum(refunds) as refunds,
-             sum(disputes) as disputes
-      from sales where ad_id is not null group by 1, 2, 3
     ),
     -- an ad's source: the most frequent source of its web touchpoints (ties: alphabetical)
     ad_source as (
@@ -102,9 +110,8 @@ export async function attributionReport(
       left join ad_tps t on t.platform = k.platform and t.ad_id = k.ad_id
     ),
     other as (
-      select account_id, coalesce(nullif(btrim(utm_source), ''), '(none)') as source,
-             nullif(btrim(utm_campaign), '') as campaign, revenue, refunds, disputes, 0 as touchpoints
-      from sales where ad_id is null
+      select account_id, source, campaign, revenue, refunds, disputes, 0 as touchpoints
+      from other_sales
       union all
       select account_id, source, campaign, 0, 0, 0, touchpoints from tps where ad_id is null
     ),

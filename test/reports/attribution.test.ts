@@ -372,6 +372,42 @@ describe("GET /attribution", () => {
 });
 
 describe("GET /attribution/report", () => {
+  test("sales without an ad of record sit in a row per source and campaign", async () => {
+    const account = await seedAccount(env.db);
+    const sale = (id: string, email: string, amount: number, utm: Record<string, string>) => ({
+      id,
+      event_type: "sale",
+      event_datetime: at("2026-03-10"),
+      contact_email: email,
+      amount,
+      ...utm,
+    });
+    await loadFixture(env.db, account.accountId, {
+      events: [
+        sale("s1", "ann@x.test", 300, { utm_source: " instagram ", utm_campaign: "bio" }),
+        sale("s2", "bob@x.test", 200, { utm_source: "instagram", utm_campaign: "bio" }),
+        sale("s3", "cy@x.test", 50, { utm_campaign: "  " }),
+      ],
+    });
+    const r = await env.get(await account.key(["read:attribution"]), `/attribution/report${MARCH}`);
+    const row = (source: string, campaign: string | null, revenue: number, touchpoints: number) => ({
+      out_source: source,
+      out_campaign: campaign,
+      out_ad_id: null,
+      out_ad_name: null,
+      out_spend: 0,
+      out_gross_revenue: revenue,
+      out_refund_amount: 0,
+      out_dispute_amount: 0,
+      out_net_revenue: revenue,
+      out_roi_gross: null,
+      out_roi_net: null,
+      out_touchpoints: touchpoints,
+    });
+    // Each sale is also a conversion touchpoint, counted under its own source and campaign.
+    assert.deepEqual(r.body.data, [row("instagram", "bio", 500, 2), row("(none)", null, 50, 1)]);
+  });
+
   test("the worked example, per source, campaign and ad", async () => {
     const account = await seedAccount(env.db);
     await loadFixture(env.db, account.accountId, worked);
