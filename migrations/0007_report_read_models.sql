@@ -68,6 +68,7 @@ CREATE TABLE "web_session_delta" (
 );
 --> statement-breakpoint
 DROP INDEX "events_counted_idx";--> statement-breakpoint
+DROP INDEX "events_booking_date_idx";--> statement-breakpoint
 ALTER TABLE "report_rollup_daily" ADD COLUMN "cancelled_meetings" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "report_rollup_daily" ADD COLUMN "events" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "report_rollup_daily" ADD COLUMN "signal_events" integer DEFAULT 0 NOT NULL;--> statement-breakpoint

@@ -316,8 +316,8 @@ export const events = pgTable(
     index("events_ad_idx").on(t.accountId, t.resolvedAdId),
     // Counted purchases of a window: events_counted_cover_idx, made by migration 0008 (it carries
     // INCLUDE columns, which the schema builder does not express).
-    // Meetings are placed by booking day.
-    index("events_booking_date_idx").on(t.accountId, t.bookingDate).where(sql`${t.eventType} = 'booking'`),
+    // Meetings by booking day: events_meetings_cover_idx (migration 0008); the sales summary reads
+    // cancelled meetings from the rollup.
   ],
 );
 
