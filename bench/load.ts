@@ -17,7 +17,7 @@ import { type AuditSink, createAuditWriter } from "../src/http/audit.ts";
 import { type CounterStore, createMemoryCounterStore } from "../src/http/rate-limiter.ts";
 import { keyStoreFor } from "../src/main.ts";
 import { routes } from "../src/routes/index.ts";
-import { envInt, type LatencySummary, Samples } from "./support.ts";
+import { benchFiles, envInt, type LatencySummary, Samples } from "./support.ts";
 
 /**
  * The knobs of a suite's load runs: seconds measured per run, seconds of unmeasured warm-up before
@@ -58,11 +58,13 @@ export async function serveApp(
   const audit = createAuditWriter(db, logger);
   let url = "http://127.0.0.1";
   let app: FastifyInstance | null = null;
+  const secrets = createSecretBox([{ id: "bench", key: randomBytes(32) }]);
   try {
     app = await buildApp({
       db,
       keys: keyStoreFor(db),
-      secrets: createSecretBox([{ id: "bench", key: randomBytes(32) }]),
+      secrets,
+      files: benchFiles(secrets, () => url),
       counters,
       audit,
       logger,

@@ -21,6 +21,7 @@ import { keyStoreFor } from "../src/main.ts";
 import { routes } from "../src/routes/index.ts";
 import { API_PREFIX } from "../src/routes/route-def.ts";
 import {
+  benchFiles,
   DEFAULT_SERVER_URL,
   envList,
   type FreshDatabase,
@@ -129,6 +130,7 @@ async function measureScale(
       audit,
       logger,
       routes,
+      files: benchFiles(secrets, () => "http://127.0.0.1"),
       siteUrl: () => "http://127.0.0.1",
     });
     await app.ready();

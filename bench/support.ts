@@ -8,7 +8,10 @@ import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import type { SecretBox } from "../src/crypto/secret-box.ts";
 import { type Database, openEmbedded, openPostgres } from "../src/db/client.ts";
+import { createLocalObjectStore } from "../src/storage/local-store.ts";
+import type { ObjectStore } from "../src/storage/object-store.ts";
 
 // ---------------------------------------------------------------------------------------------------
 // Environment knobs.
@@ -209,4 +212,11 @@ export function writeResults(suite: string, timestamp: string, results: unknown)
   writeFileSync(file, json);
   writeFileSync(`${dir}${suite}-latest.json`, json);
   return file;
+}
+
+/** A local object store in a temporary folder removed when the process exits. */
+export function benchFiles(secrets: SecretBox, siteUrl: () => string): ObjectStore {
+  const root = mkdtempSync(join(os.tmpdir(), "ascribe-bench-files-"));
+  process.once("exit", () => rmSync(root, { recursive: true, force: true }));
+  return createLocalObjectStore({ root, secrets, siteUrl });
 }

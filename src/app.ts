@@ -22,6 +22,7 @@ import { registerCollectRoute } from "./ingest/collect-route.ts";
 import { type CollectServices, collectServicesFor } from "./ingest/collect-services.ts";
 import { registerWebhookRoutes } from "./ingest/webhook-route.ts";
 import { API_PREFIX, type RouteDef } from "./routes/route-def.ts";
+import type { ObjectStore } from "./storage/object-store.ts";
 
 const ALL_METHODS = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"] as const;
 
@@ -33,6 +34,8 @@ export interface AppDeps {
   audit: AuditSink;
   logger: Logger;
   routes: readonly RouteDef[];
+  /** Recordings and uploads (local files served at /files, or a store that presigns). */
+  files: ObjectStore;
   /** The public root address; a function because PORT=0 is known only after listening. */
   siteUrl: () => string;
   clock?: () => Date;
@@ -132,7 +135,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       }
     };
 
-  const pipelineDeps = { db: deps.db, keys: deps.keys, counters: deps.counters, audit: deps.audit, clock };
+  const pipelineDeps = {
+    db: deps.db,
+    keys: deps.keys,
+    counters: deps.counters,
+    audit: deps.audit,
+    files: deps.files,
+    clock,
+  };
   for (const route of deps.routes) {
     const url = API_PREFIX + route.path;
     const handler = tracked(pipelineHandler(route, pipelineDeps));
@@ -145,6 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.route({ method: others, url, handler: methodNotAllowed(route.methods) });
   }
 
+  deps.files.mount(app);
   registerWebhookRoutes(app, { db: deps.db, secrets: deps.secrets, counters: deps.counters, clock });
   registerCollectRoute(app, { ...collectServicesFor(deps.db, deps.collect), counters: deps.counters, clock });
 

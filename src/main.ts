@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import pino, { type Logger } from "pino";
 import { isEmptyInstance } from "./admin/accounts.ts";
@@ -14,6 +15,8 @@ import { type CounterStore, createMemoryCounterStore, createRedisCounterStore } 
 import { collectServicesFor } from "./ingest/collect-services.ts";
 import { routes } from "./routes/index.ts";
 import { API_PREFIX } from "./routes/route-def.ts";
+import { createLocalObjectStore } from "./storage/local-store.ts";
+import type { ObjectStore } from "./storage/object-store.ts";
 
 export interface RunningService {
   siteUrl: string;
@@ -42,6 +45,11 @@ export async function openSecrets(config: Config, warn: (message: string) => voi
   return createSecretBox(
     await loadOrCreateKeyring({ envValue: config.secretKeys, dataDir: config.dataDir, warn }),
   );
+}
+
+/** Stored files (recordings, uploads): DATA_DIR/files, served at {site_url}/files by signed URL. */
+export function openFiles(config: Config, secrets: SecretBox, siteUrl: () => string): ObjectStore {
+  return createLocalObjectStore({ root: join(config.dataDir, "files"), secrets, siteUrl });
 }
 
 /** Only the embedded database is written by this process alone, so only there may keys be cached. */
@@ -86,12 +94,13 @@ export async function startService(config: Config, logger: Logger = pino({ level
     const db = await openDatabase(config);
     opened.push(() => db.close());
     await db.migrate();
-    ready({ db, secrets });
+    let siteUrl = config.siteUrl ?? `http://localhost:${config.port}`;
+    const files = openFiles(config, secrets, () => siteUrl);
+    ready({ db, secrets, files });
     const counters = openCounters(config);
     opened.push(() => counters.close());
     const audit = createAuditWriter(db, logger);
     opened.push(() => audit.close());
-    let siteUrl = config.siteUrl ?? `http://localhost:${config.port}`;
     const app = await buildApp({
       db,
       secrets,
@@ -100,6 +109,7 @@ export async function startService(config: Config, logger: Logger = pino({ level
       audit,
       logger,
       routes,
+      files,
       siteUrl: () => siteUrl,
       // Beacons: the production limits, account cache and group-commit writer for this database.
       collect: collectServicesFor(db),
@@ -110,7 +120,8 @@ export async function startService(config: Config, logger: Logger = pino({ level
     const port = typeof address === "object" && address ? address.port : config.port;
     siteUrl = config.siteUrl ?? `http://localhost:${port}`;
     let demoKey: string | null = null;
-    if (await isEmptyInstance(db)) demoKey = (await seedDemo(db, { seed: 1 }, undefined, { secrets })).key;
+    if (await isEmptyInstance(db))
+      demoKey = (await seedDemo(db, { seed: 1 }, undefined, { secrets, files })).key;
 
     let stopping: Promise<void> | null = null;
     const stop = () => {

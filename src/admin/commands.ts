@@ -1,6 +1,7 @@
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import { importInput, runImport } from "../import/run-import.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
 import { createAccount, createAccountInput, setPlan, setPlanInput } from "./accounts.ts";
 import { demoInput, seedDemo } from "./demo.ts";
 import { addDomain, addDomainInput } from "./domains.ts";
@@ -12,6 +13,8 @@ import { rotateWebhookSecret, webhookSecretInput } from "./webhook-secret.ts";
 export interface AdminContext {
   db: Database;
   secrets: SecretBox;
+  /** Where the demo's recordings go. */
+  files: ObjectStore;
   /** Interim counts of a long command, for the caller's progress bar. */
   progress: (value: unknown) => void;
 }
@@ -36,8 +39,8 @@ export const adminCommands = {
   "keys.create": ({ db }: AdminContext, args: unknown) => createKey(db, createKeyInput.parse(args)),
   "keys.list": ({ db }: AdminContext, args: unknown) => listKeys(db, listKeysInput.parse(args)),
   "keys.revoke": ({ db }: AdminContext, args: unknown) => revokeKey(db, revokeKeyInput.parse(args)),
-  demo: ({ db, secrets, progress }: AdminContext, args: unknown) =>
-    seedDemo(db, demoInput.parse(args), progress, { secrets }),
+  demo: ({ db, secrets, files, progress }: AdminContext, args: unknown) =>
+    seedDemo(db, demoInput.parse(args), progress, { secrets, files }),
   import: ({ db, secrets, progress }: AdminContext, args: unknown) =>
     runImport(db, secrets, importInput.parse(args), progress),
 } as const satisfies Record<string, (context: AdminContext, args: unknown) => Promise<unknown>>;

@@ -3,6 +3,7 @@ import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import { type DemoProgress, writeDemo } from "../demo/write.ts";
 import { foldReportRollup } from "../queries/fold-report-rollup.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
 import { createAccount } from "./accounts.ts";
 import { createKey } from "./keys.ts";
 
@@ -23,8 +24,8 @@ export interface SeedDemoOptions {
   today?: string;
   /** Seals the pixels' fake access tokens; without it the pixels are stored with no token. */
   secrets?: SecretBox;
-  /** Where to write the calls' small WAV recordings (at their `audio_path`); none without it. */
-  recordingsDir?: string;
+  /** Where to store the calls' small WAV recordings (at their `audio_path`); none without it. */
+  files?: ObjectStore;
 }
 
 /** Today's date in a timezone, YYYY-MM-DD. */
@@ -66,7 +67,7 @@ export async function seedDemo(
     db,
     account.id,
     { seed, days, scale, today },
-    { secrets: options.secrets, recordingsDir: options.recordingsDir, progress },
+    { secrets: options.secrets, files: options.files, progress },
   );
   // Reports fold pending rollup deltas before reading: do it now, not on the first request.
   await db.tenant(account.id, (tx) => foldReportRollup(tx, account.id));

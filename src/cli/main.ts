@@ -15,7 +15,7 @@ import { type Config, loadConfig } from "../config.ts";
 import type { DemoProgress } from "../demo/write.ts";
 import { importKinds } from "../import/kinds.ts";
 import type { ImportProgress, ImportSummary } from "../import/run-import.ts";
-import { openDatabase, openSecrets, startService } from "../main.ts";
+import { openDatabase, openFiles, openSecrets, startService } from "../main.ts";
 
 class CliError extends Error {}
 
@@ -62,7 +62,8 @@ async function runDirect(
   const db = await openDatabase(config);
   try {
     await db.migrate();
-    return await adminCommands[command]({ db, secrets, progress }, args);
+    const files = openFiles(config, secrets, () => config.siteUrl ?? `http://localhost:${config.port}`);
+    return await adminCommands[command]({ db, secrets, files, progress }, args);
   } catch (err) {
     throw new CliError(describeError(err));
   } finally {

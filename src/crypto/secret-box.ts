@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from "node:crypto";
 import { constants } from "node:fs";
 import { link, mkdir, open, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -25,6 +32,14 @@ export interface SecretKey {
 export interface SecretBox {
   seal(plaintext: string, context: string): string;
   open(sealed: string, context: string): string;
+  /**
+   * A MAC of `message` for one `purpose` (e.g. "file-url"): `<key id>.<base64url HMAC-SHA256>`, under
+   * a key derived (HKDF) from the active key, so a signature made for one purpose is worthless for
+   * another and keys rotate like sealed secrets do.
+   */
+  sign(purpose: string, message: string): string;
+  /** Whether `signature` is `sign(purpose, message)` under any key of the keyring (constant time). */
+  verify(purpose: string, message: string, signature: string): boolean;
 }
 
 export type SecretBoxFailure = "malformed" | "unsupported-version" | "unknown-key" | "not-authentic";
@@ -87,7 +102,34 @@ export function createSecretBox(
   const sealKey = byId.get(sealId);
   if (!sealKey) throw new Error(`active secret key id "${sealId}" is not in the keyring`);
 
+  const macKeys = new Map<string, Buffer>();
+  const macKey = (id: string, key: Buffer, purpose: string) => {
+    const name = `${id}\u0000${purpose}`;
+    let derived = macKeys.get(name);
+    if (!derived) {
+      derived = Buffer.from(hkdfSync("sha256", key, Buffer.alloc(0), `ascribe mac ${purpose}`, KEY_BYTES));
+      macKeys.set(name, derived);
+    }
+    return derived;
+  };
+  const mac = (id: string, key: Buffer, purpose: string, message: string) =>
+    createHmac("sha256", macKey(id, key, purpose))
+      .update(message, "utf8")
+      .digest();
+
   return {
+    sign(purpose, message) {
+      return `${sealId}.${mac(sealId, sealKey, purpose, message).toString("base64url")}`;
+    },
+
+    verify(purpose, message, signature) {
+      const dot = signature.indexOf(".");
+      const key = dot > 0 ? byId.get(signature.slice(0, dot)) : undefined;
+      const given = decodeBase64url(signature.slice(dot + 1));
+      if (!key || !given || given.length !== 32) return false;
+      return timingSafeEqual(given, mac(signature.slice(0, dot), key, purpose, message));
+    },
+
     seal(plaintext, context) {
       const iv = randomIv();
       if (iv.length !== IV_BYTES) throw new Error(`IV must be ${IV_BYTES} bytes`);

@@ -441,6 +441,39 @@ export const contactMilestones = pgTable(
   ],
 );
 
+/**
+ * When each contact was active, for the contact list and the journeys (ordered and filtered by last
+ * activity, paged by offset): its first and last CRM event, and its first and last sighting
+ * (events and touchpoints). One row per contact, made with it; kept by statement triggers on
+ * events and touchpoints that recompute the contacts a statement touched (migration 0010).
+ */
+export const contactActivity = pgTable(
+  "contact_activity",
+  {
+    accountId: accountRef(),
+    contactId: uuid("contact_id").notNull(),
+    firstEventAt: at("first_event_at"),
+    lastEventAt: at("last_event_at"),
+    firstSeenAt: at("first_seen_at"),
+    lastSeenAt: at("last_seen_at"),
+  },
+  (t) => [
+    foreignKey({
+      columns: [t.accountId, t.contactId],
+      foreignColumns: [contacts.accountId, contacts.id],
+    }).onDelete("cascade"),
+    primaryKey({ columns: [t.accountId, t.contactId] }),
+    index("contact_activity_event_idx").on(
+      t.accountId,
+      sql`${t.lastEventAt} desc nulls last`,
+      sql`${t.contactId} desc`,
+    ),
+    index("contact_activity_seen_idx")
+      .on(t.accountId, sql`${t.lastSeenAt} desc`, sql`${t.contactId} desc`)
+      .where(sql`${t.lastSeenAt} is not null`),
+  ],
+);
+
 /** The key and measure of the touchpoint rollup and of its pending deltas ('' stands for none). */
 const touchpointRollupColumns = () => ({
   day: date("day", { mode: "string" }).notNull(),
@@ -659,6 +692,8 @@ export const calls = pgTable(
     primaryKey({ columns: [t.accountId, t.artifactId] }),
     uniqueIndex("calls_external_uq").on(t.accountId, t.externalId),
     index("calls_starts_idx").on(t.accountId, t.startsAt),
+    // A contact's calls (contacts/calls): the participants' emails.
+    index("calls_participants_idx").using("gin", t.participantEmails),
   ],
 );
 

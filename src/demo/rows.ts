@@ -212,7 +212,7 @@ export interface CallRow {
   rep_id: string;
   markers: { ts: number; label: string; status: string }[];
   participant_emails: string[];
-  /** The recording's file name inside the account's folder: `calls/<n>.wav` (the writer prefixes `demo/<account>/`). */
+  /** The recording's path inside the account's folder of the object store: `calls/<n>.wav`. */
   audio_file: string;
   audio_content_type: string;
   video_file: string | null;

@@ -1,11 +1,10 @@
-import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
 import { sql } from "drizzle-orm";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database, Sql } from "../db/client.ts";
 import { recomputeSaleCounts } from "../ingest/recompute-sale-counts.ts";
 import { replaceIcpCriteria } from "../queries/replace-icp-criteria.ts";
 import { EVENT_COLUMNS } from "../queries/upsert-event.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
 import type { Catalog } from "./catalog.ts";
 import { contactCount, type DemoParams, generateCatalog, generateContacts } from "./generate.ts";
 import type { ContactBundle } from "./rows.ts";
@@ -19,8 +18,8 @@ export interface DemoProgress {
 export interface WriteDemoOptions {
   /** Seals the pixels' (fake) access tokens; without it, pixels are stored with no token. */
   secrets?: SecretBox;
-  /** When given, a small WAV file is written there for every call, at the call's `audio_path`. */
-  recordingsDir?: string;
+  /** When given, a small WAV recording is stored there for every call, at the call's `audio_path`. */
+  files?: ObjectStore;
   progress?: (p: DemoProgress) => void;
 }
 
@@ -248,11 +247,6 @@ const CALL_COLUMNS: Columns = [
   ["video_path", "text"],
 ];
 
-/** The account's folder in the object store: recordings live under it. */
-export function demoFolder(accountId: string): string {
-  return `demo/${accountId}`;
-}
-
 async function writeCatalog(tx: Sql, accountId: string, catalog: Catalog, secrets?: SecretBox) {
   await insertRows(tx, accountId, "reps", REP_COLUMNS, catalog.reps);
   await insertRows(tx, accountId, "ads", AD_COLUMNS, catalog.ads);
@@ -284,12 +278,11 @@ async function writeContacts(
   accountId: string,
   bundles: readonly ContactBundle[],
 ): Promise<CallFile[]> {
-  const folder = demoFolder(accountId);
   const calls = bundles.flatMap((b) =>
     b.calls.map(({ audio_file, video_file, ...call }) => ({
       ...call,
-      audio_path: `${folder}/${audio_file}`,
-      video_path: video_file === null ? null : `${folder}/${video_file}`,
+      audio_path: audio_file,
+      video_path: video_file,
     })),
   );
   await insertRows(
@@ -368,7 +361,7 @@ export async function writeDemo(
   let pending: ContactBundle[] = [];
   const flush = async (bundles: ContactBundle[]) => {
     const calls = await db.admin(accountId, (tx) => writeContacts(tx, accountId, bundles));
-    if (options.recordingsDir) await writeDemoRecordings(options.recordingsDir, calls);
+    if (options.files) await storeDemoRecordings(options.files, accountId, calls);
     written.contacts += bundles.length;
     for (const b of bundles) {
       written.events += b.events.length;
@@ -445,18 +438,17 @@ export function demoWav(n: number, durationMs = 400): Buffer {
   return wav;
 }
 
-/** Writes a WAV at `dir/<audio_path>` for every call (directories created as needed). */
-export async function writeDemoRecordings(
-  dir: string,
+/** Stores a WAV at each call's `audio_path` in the account's folder. */
+export async function storeDemoRecordings(
+  files: ObjectStore,
+  accountId: string,
   calls: readonly { audio_path: string | null }[],
 ): Promise<number> {
   let written = 0;
   for (const [i, call] of calls.entries()) {
     if (!call.audio_path) continue;
-    const path = join(dir, call.audio_path);
-    await mkdir(dirname(path), { recursive: true });
     const n = Number(/(\d+)\.wav$/.exec(call.audio_path)?.[1] ?? i);
-    await writeFile(path, demoWav(n));
+    await files.put(accountId, call.audio_path, demoWav(n));
     written += 1;
   }
   return written;

@@ -4,7 +4,8 @@ import { hashApiKey, isWellFormedApiKey } from "../auth/api-key.ts";
 import type { KeyStore } from "../auth/key-store.ts";
 import { grants } from "../auth/scopes.ts";
 import type { Database } from "../db/client.ts";
-import type { RouteDef, Tenant } from "../routes/route-def.ts";
+import { InlineError, type RouteDef, type Tenant } from "../routes/route-def.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
 import type { AuditSink } from "./audit.ts";
 import { assertSingleTenant } from "./barrier.ts";
 import { ApiError } from "./errors.ts";
@@ -21,6 +22,7 @@ export interface PipelineDeps {
   keys: KeyStore;
   counters: CounterStore;
   audit: AuditSink;
+  files: ObjectStore;
   clock: () => Date;
 }
 
@@ -149,8 +151,14 @@ export function pipelineHandler(route: RouteDef, deps: PipelineDeps) {
         timezone: record.timezone,
         currency: record.currency,
       };
-      const data = await deps.db.tenant(tenant.accountId, (tx) => route.handler({ tx, tenant, input, now }));
+      const data = await deps.db.tenant(tenant.accountId, (tx) =>
+        route.handler({ tx, tenant, input, now, files: deps.files }),
+      );
       assertSingleTenant(data, tenant.accountId);
+      if (data instanceof InlineError) {
+        const body = redact(data.body, route.redactFragments) as Record<string, unknown>;
+        return { ...body, data: body };
+      }
       return { data: redact(data, route.redactFragments) };
     } catch (err) {
       status = err instanceof ApiError ? err.status : 502;

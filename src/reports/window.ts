@@ -45,6 +45,13 @@ export function intParam(fallback: number, options: { min: number; max?: number 
 }
 
 export const limitParam = (fallback: number, max: number) => intParam(fallback, { min: 1, max });
+
+/** A yes/no query parameter: `true` or `1` (as the spec writes it), `false` or `0`; absent → false. */
+export const flagParam = () =>
+  z
+    .enum(["true", "1", "false", "0"], { error: "must be true, 1, false or 0" })
+    .optional()
+    .transform((v) => v === "true" || v === "1");
 export const offsetParam = () => intParam(0, { min: 0 });
 
 export interface ReportWindow {

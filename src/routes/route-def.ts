@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Scope } from "../auth/scopes.ts";
 import type { Sql } from "../db/client.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
 
 export const API_PREFIX = "/api/v1";
 
@@ -20,6 +21,8 @@ export interface HandlerContext<I> {
   tenant: Tenant;
   input: I;
   now: Date;
+  /** Recordings and uploads: signed URLs, never the files themselves. */
+  files: ObjectStore;
 }
 
 /**
@@ -40,6 +43,18 @@ export interface RouteDef<S extends z.ZodType = z.ZodType> {
   /** Field-name fragments stripped on top of the spec's list (finance/pnl). */
   redactFragments?: readonly string[];
   handler(ctx: HandlerContext<z.output<S>>): Promise<unknown>;
+}
+
+/**
+ * A 200 whose body holds `error` beside an empty result — SPEC's one special case, `/touchpoints`
+ * with an unknown `kind`. The body is sent both as `data` and at the top level, so a client reading
+ * the envelope and one looking for `error` both see it.
+ */
+export class InlineError {
+  readonly body: Readonly<Record<string, unknown>>;
+  constructor(error: string, result: Record<string, unknown>) {
+    this.body = { error, ...result };
+  }
 }
 
 /** Keeps each route's handler typed by its own schema while the registry holds them together. */

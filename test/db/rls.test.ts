@@ -51,6 +51,7 @@ describe("row-level security", () => {
         "audit_log",
         "call_transcript_segments",
         "calls",
+        "contact_activity",
         "contact_milestones",
         "contacts",
         "creative_requests",

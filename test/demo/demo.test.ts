@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { sql } from "drizzle-orm";
@@ -8,8 +7,8 @@ import { DEMO_TIMEZONE, seedDemo, todayIn } from "../../src/admin/demo.ts";
 import { isUnresolvedMacro } from "../../src/attribution/ad-resolution.ts";
 import { type Database, rows } from "../../src/db/client.ts";
 import { generateCatalog, generateDemo, planDemo } from "../../src/demo/generate.ts";
-import { demoWav, writeDemoRecordings } from "../../src/demo/write.ts";
-import { openTestDatabase, testSecrets } from "../helpers/harness.ts";
+import { demoWav, storeDemoRecordings } from "../../src/demo/write.ts";
+import { createTestFiles, openTestDatabase, testSecrets } from "../helpers/harness.ts";
 
 const TODAY = "2026-03-15";
 const PARAMS = { seed: 7, days: 90, scale: 1, today: TODAY };
@@ -69,21 +68,18 @@ describe("demo generator (no database)", () => {
     }
   });
 
-  test("writeDemoRecordings writes a valid small WAV at each call's audio path", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "ascribe-demo-wav-"));
-    try {
-      const written = await writeDemoRecordings(dir, [
-        { audio_path: "demo/acct/calls/0000001.wav" },
-        { audio_path: "demo/acct/calls/0000002.wav" },
-      ]);
-      assert.equal(written, 2);
-      const first = await readFile(join(dir, "demo/acct/calls/0000001.wav"));
-      assertWav(first);
-      assert.notDeepEqual(first, await readFile(join(dir, "demo/acct/calls/0000002.wav")));
-      assert.deepEqual(first, demoWav(1));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+  test("storeDemoRecordings stores a valid small WAV at each call's audio path", async () => {
+    const files = createTestFiles();
+    const account = "00000000-0000-4000-8000-000000000001";
+    const written = await storeDemoRecordings(files, account, [
+      { audio_path: "calls/0000001.wav" },
+      { audio_path: "calls/0000002.wav" },
+    ]);
+    assert.equal(written, 2);
+    const first = await readFile(join(files.root, account, "calls/0000001.wav"));
+    assertWav(first);
+    assert.notDeepEqual(first, await readFile(join(files.root, account, "calls/0000002.wav")));
+    assert.deepEqual(first, demoWav(1));
   });
 
   test("todayIn gives the calendar date of the timezone", () => {
@@ -96,16 +92,15 @@ describe("seedDemo on a database", () => {
   let db: Database & { url: string | null };
   let accountId = "";
   let secondAccountId = "";
-  let recordings = "";
+  const files = createTestFiles();
   const phases = new Set<string>();
 
   before(async () => {
     db = await openTestDatabase();
-    recordings = await mkdtemp(join(tmpdir(), "ascribe-demo-rec-"));
     const seeded = await seedDemo(db, { seed: PARAMS.seed }, (p) => phases.add(p.phase), {
       today: TODAY,
       secrets: testSecrets,
-      recordingsDir: recordings,
+      files,
     });
     accountId = seeded.account_id;
     assert.match(seeded.key, /\S{20,}/);
@@ -115,7 +110,6 @@ describe("seedDemo on a database", () => {
 
   after(async () => {
     await db.close();
-    await rm(recordings, { recursive: true, force: true });
   });
 
   const query = <T>(account: string, q: ReturnType<typeof sql>) => db.admin(account, (tx) => rows<T>(tx, q));
@@ -342,14 +336,15 @@ describe("seedDemo on a database", () => {
     );
     assert.ok(calls.length > 200, `calls ${calls.length}`);
     for (const call of calls) {
-      assert.match(call.audio_path, new RegExp(`^demo/${accountId}/calls/\\d{7}\\.wav$`));
+      assert.match(call.audio_path, /^calls\/\d{7}\.wav$/);
       assert.equal(call.audio_content_type, "audio/wav");
       assert.ok(call.segments >= 6, "a transcript");
     }
-    assert.ok(calls.some((c) => c.video_path !== null));
+    // The demo has no video files.
+    assert.ok(calls.every((c) => c.video_path === null));
     const first = calls[0];
     assert.ok(first);
-    assertWav(await readFile(join(recordings, first.audio_path)));
+    assertWav(await readFile(join(files.root, accountId, first.audio_path)));
     const reps = await count(
       sql`select count(distinct rep_id)::int as n from calls where account_id = ${accountId} and rep_id in (select id from reps where account_id = ${accountId})`,
     );

@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before } from "node:test";
 import pg from "pg";
 import pino from "pino";
@@ -14,6 +17,8 @@ import { type CounterStore, createMemoryCounterStore } from "../../src/http/rate
 import { keyStoreFor } from "../../src/main.ts";
 import { routes as defaultRoutes } from "../../src/routes/index.ts";
 import type { RouteDef } from "../../src/routes/route-def.ts";
+import { createLocalObjectStore } from "../../src/storage/local-store.ts";
+import type { ObjectStore } from "../../src/storage/object-store.ts";
 
 export const silentLogger = pino({ level: "silent" });
 
@@ -55,6 +60,16 @@ export async function openTestDatabase(): Promise<Database & { url: string | nul
 /** A fixed keyring for tests: sealed values are reproducible across a test file's apps. */
 export const testSecrets = createSecretBox([{ id: "test", key: Buffer.alloc(32, 9) }]);
 
+export const TEST_SITE_URL = "http://localhost:3000";
+
+/** A local object store in a fresh temporary folder (removed when the process exits). */
+export function createTestFiles(clock?: () => Date): ObjectStore & { root: string } {
+  const root = mkdtempSync(join(tmpdir(), "ascribe-files-"));
+  process.once("exit", () => rmSync(root, { recursive: true, force: true }));
+  const store = createLocalObjectStore({ root, secrets: testSecrets, siteUrl: () => TEST_SITE_URL, clock });
+  return Object.assign(store, { root });
+}
+
 export interface TestAppOptions {
   secrets?: SecretBox;
   keys?: KeyStore;
@@ -62,6 +77,7 @@ export interface TestAppOptions {
   routes?: readonly RouteDef[];
   clock?: () => Date;
   audit?: AuditSink;
+  files?: ObjectStore;
 }
 
 export async function createTestApp(db: Database, options: TestAppOptions = {}) {
@@ -74,7 +90,8 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}) 
     audit,
     logger: silentLogger,
     routes: options.routes ?? defaultRoutes,
-    siteUrl: () => "http://localhost:3000",
+    files: options.files ?? createTestFiles(options.clock),
+    siteUrl: () => TEST_SITE_URL,
     clock: options.clock,
   });
   await app.ready();

@@ -9,7 +9,13 @@ import { createCollectAccounts } from "../../src/ingest/collect-accounts.ts";
 import type { CollectServices } from "../../src/ingest/collect-services.ts";
 import { keyStoreFor } from "../../src/main.ts";
 import { routes } from "../../src/routes/index.ts";
-import { openTestDatabase, seedAccount, silentLogger, testSecrets } from "../helpers/harness.ts";
+import {
+  createTestFiles,
+  openTestDatabase,
+  seedAccount,
+  silentLogger,
+  testSecrets,
+} from "../helpers/harness.ts";
 
 let db: Database;
 /** Tenant transactions run through `counted` (the beacon writer's). */
@@ -41,6 +47,7 @@ async function appWith(collect: Partial<CollectServices> = {}, database: Databas
     audit,
     logger: silentLogger,
     routes,
+    files: createTestFiles(),
     siteUrl: () => "http://localhost:3000",
     collect,
   });

@@ -1,0 +1,80 @@
+import { sql } from "drizzle-orm";
+import { rows, type Sql } from "../db/client.ts";
+import { ownedRows } from "../http/barrier.ts";
+import { isoMs } from "./sql-format.ts";
+
+export interface CustomerRow {
+  account_id: string;
+  id: string;
+  contact_email: string | null;
+  contact_name: string | null;
+  contact_phone: string | null;
+  contact_id: string;
+  first_event_type: string | null;
+  first_event_date: string | null;
+  latest_lead_date: string | null;
+  first_payment_date: string | null;
+  commission_status: string | null;
+  commission_expires_at: string | null;
+  total_revenue: number;
+  total_purchases: number;
+  total_commission: number;
+  products: string[];
+  created_at: string;
+}
+
+/**
+ * The account's customers (contacts who bought), newest first, with their purchases' totals and
+ * the contact's first CRM event and latest lead (docs/metrics.md "Contacts").
+ */
+export async function contactsCustomers(db: Sql, accountId: string) {
+  return ownedRows(
+    await rows<CustomerRow>(
+      db,
+      sql`
+      select
+        cu.account_id,
+        cu.id::text as id,
+        c.email as contact_email,
+        coalesce(c.name, nullif(btrim(concat_ws(' ', c.first_name, c.last_name)), '')) as contact_name,
+        c.phone as contact_phone,
+        c.id::text as contact_id,
+        fe.event_type as first_event_type,
+        ${isoMs(sql`fe.event_datetime`)} as first_event_date,
+        ${isoMs(sql`ll.lead_at`)} as latest_lead_date,
+        ${isoMs(sql`p.first_payment_at`)} as first_payment_date,
+        cu.commission_status,
+        ${isoMs(sql`cu.commission_expires_at`)} as commission_expires_at,
+        coalesce(p.total_revenue, 0)::float8 as total_revenue,
+        coalesce(p.total_purchases, 0) as total_purchases,
+        coalesce(p.total_commission, 0)::float8 as total_commission,
+        coalesce(p.products, '{}') as products,
+        ${isoMs(sql`cu.created_at`)} as created_at
+      from customers cu
+      join contacts c on c.account_id = cu.account_id and c.id = cu.contact_id
+      left join lateral (
+        select e.event_type, e.event_datetime from events e
+        where e.account_id = cu.account_id and e.contact_id = cu.contact_id
+        order by e.event_datetime, e.id
+        limit 1
+      ) fe on true
+      left join lateral (
+        select max(e.event_datetime) as lead_at from events e
+        where e.account_id = cu.account_id and e.contact_id = cu.contact_id and e.event_type = 'lead'
+      ) ll on true
+      left join lateral (
+        select
+          min(x.purchase_date) as first_payment_at,
+          sum(x.amount) as total_revenue,
+          count(*)::int as total_purchases,
+          sum(coalesce(x.commission_amount, 0)) as total_commission,
+          array_agg(distinct coalesce(x.product_name, x.product_key))
+            filter (where coalesce(x.product_name, x.product_key) is not null) as products
+        from purchases x
+        where x.account_id = cu.account_id and x.contact_id = cu.contact_id
+      ) p on true
+      where cu.account_id = ${accountId}
+      order by cu.created_at desc, cu.id desc`,
+    ),
+  );
+}

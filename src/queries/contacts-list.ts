@@ -1,0 +1,91 @@
+import { sql } from "drizzle-orm";
+import { rows, type Sql } from "../db/client.ts";
+import { ownedRows } from "../http/barrier.ts";
+import type { ReportWindow } from "../reports/window.ts";
+import { containsPattern, isoMs } from "./sql-format.ts";
+
+export interface ContactsPageParams {
+  /** Contacts whose last CRM event falls in the window; none → every contact. */
+  window?: ReportWindow;
+  /** A fragment of the email, name or phone (case-insensitive). */
+  search?: string;
+  limit: number;
+  offset: number;
+}
+
+export interface ContactRow {
+  account_id: string;
+  email: string | null;
+  total_events: number;
+  event_types: string[];
+  first_event_date: string | null;
+  last_event_date: string | null;
+  name: string | null;
+  phone: string | null;
+  sources: string[];
+  assigned_user_name: string | null;
+  value: number | null;
+  form_titles: string[];
+  has_campaign: boolean;
+  tags: string[];
+  form_response: unknown;
+}
+
+/**
+ * One page of the account's contacts, most recently active first (last CRM event descending,
+ * contacts without any event last, then contact id): the page is cut from contact_activity's
+ * index, then only its contacts' events are read.
+ */
+export async function contactsList(db: Sql, accountId: string, params: ContactsPageParams) {
+  const w = params.window;
+  const pattern = params.search === undefined ? null : containsPattern(params.search);
+  return ownedRows(
+    await rows<ContactRow>(
+      db,
+      sql`
+      with page as (
+        select a.contact_id, a.first_event_at, a.last_event_at
+        from contact_activity a
+        ${pattern === null ? sql`` : sql`join contacts s on s.account_id = a.account_id and s.id = a.contact_id`}
+        where a.account_id = ${accountId}
+          ${w ? sql`and a.last_event_at >= ${w.start}::timestamptz and a.last_event_at < ${w.end}::timestamptz` : sql``}
+          ${
+            pattern === null
+              ? sql``
+              : sql`and (s.email ilike ${pattern} or s.name ilike ${pattern} or s.phone ilike ${pattern}
+                         or (s.first_name || ' ' || s.last_name) ilike ${pattern})`
+          }
+        order by a.last_event_at desc nulls last, a.contact_id desc
+        limit ${params.limit} offset ${params.offset}
+      )
+      select
+        c.account_id,
+        c.email,
+        coalesce(ev.total_events, 0) as total_events,
+        coalesce(ev.event_types, '{}') as event_types,
+        ${isoMs(sql`p.first_event_at`)} as first_event_date,
+        ${isoMs(sql`p.last_event_at`)} as last_event_date,
+        coalesce(c.name, nullif(btrim(concat_ws(' ', c.first_name, c.last_name)), '')) as name,
+        c.phone,
+        coalesce(ev.sources, '{}') as sources,
+        c.assigned_user_name,
+        c.value::float8 as value,
+        c.form_titles,
+        coalesce(ev.has_campaign, false) as has_campaign,
+        c.tags,
+        c.form_response
+      from page p
+      join contacts c on c.account_id = ${accountId} and c.id = p.contact_id
+      left join lateral (
+        select
+          count(*)::int as total_events,
+          array_agg(distinct e.event_type order by e.event_type) as event_types,
+          coalesce(array_agg(distinct btrim(e.utm_source)) filter (where nullif(btrim(e.utm_source), '') is not null), '{}') as sources,
+          bool_or(coalesce(nullif(btrim(e.utm_campaign), ''), nullif(btrim(e.campaign_name), ''), nullif(btrim(e.utm_campaign_id), '')) is not null) as has_campaign
+        from events e
+        where e.account_id = ${accountId} and e.contact_id = p.contact_id
+      ) ev on true
+      order by p.last_event_at desc nulls last, p.contact_id desc`,
+    ),
+  );
+}

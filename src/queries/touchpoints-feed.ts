@@ -1,0 +1,32 @@
+import { sql } from "drizzle-orm";
+import { rows, type Sql } from "../db/client.ts";
+import { ownedRows } from "../http/barrier.ts";
+import type { ReportWindow } from "../reports/window.ts";
+import { TOUCHPOINT_COLUMNS, type TouchpointRow } from "./touchpoint-shape.ts";
+
+export interface TouchpointsPageParams {
+  kind?: "web" | "conversion";
+  /** Touchpoints that occurred in the window; none → all. */
+  window?: ReportWindow;
+  limit: number;
+  offset: number;
+}
+
+/** One page of the account's touchpoints, newest first (occurred_at, then id, descending). */
+export async function touchpointsPage(db: Sql, accountId: string, params: TouchpointsPageParams) {
+  const w = params.window;
+  return ownedRows(
+    await rows<TouchpointRow>(
+      db,
+      sql`
+      select ${TOUCHPOINT_COLUMNS}
+      from touchpoints t
+      left join contacts c on c.account_id = t.account_id and c.id = t.contact_id
+      where t.account_id = ${accountId}
+        ${params.kind ? sql`and t.kind = ${params.kind}` : sql``}
+        ${w ? sql`and t.occurred_at >= ${w.start}::timestamptz and t.occurred_at < ${w.end}::timestamptz` : sql``}
+      order by t.occurred_at desc, t.id desc
+      limit ${params.limit} offset ${params.offset}`,
+    ),
+  );
+}

@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { ApiError } from "../http/errors.ts";
+import { callFiles } from "../queries/call-files.ts";
+import { callTranscript } from "../queries/call-transcript.ts";
+import { callsPage } from "../queries/calls-list.ts";
+import { limitParam, offsetParam, reportWindow, windowQuery } from "../reports/window.ts";
+import { mediaTypeOf, SIGNED_URL_TTL_SECONDS } from "../storage/object-store.ts";
+import { defineRoute } from "./route-def.ts";
+
+const artifactId = z
+  .string()
+  .regex(/^\d{1,15}$/, "must be a positive integer")
+  .transform(Number)
+  .refine((n) => n > 0, "must be a positive integer");
+
+export const callsRoutes = [
+  defineRoute({
+    methods: ["GET"],
+    path: "/calls",
+    scope: "read:calls",
+    input: windowQuery({ limit: limitParam(50, 200), offset: offsetParam() }),
+    description:
+      "Analyzed calls, newest first: title, duration, summary, type, qualification and ICP fit, next step, scorecard, rep and markers; artifact_id opens the transcript and the recording. from/to on the call's start (no window without them); limit default 50, max 200; offset default 0.",
+    handler: ({ tx, tenant, input, now }) =>
+      callsPage(tx, tenant.accountId, {
+        window:
+          input.from === undefined && input.to === undefined ? undefined : reportWindow(input, tenant, now),
+        limit: input.limit,
+        offset: input.offset,
+      }),
+  }),
+  defineRoute({
+    methods: ["GET"],
+    path: "/calls/transcript",
+    scope: "read:calls",
+    input: z.object({ id: artifactId.optional() }),
+    description:
+      "A call's transcript (id = the call's artifact_id): its segments in order, each with start and end in ms, speaker and text. Without id, an empty array; a call that is not the account's → 403 forbidden.",
+    handler: async ({ tx, tenant, input }) => {
+      if (input.id === undefined) return [];
+      const segments = await callTranscript(tx, tenant.accountId, { artifactId: input.id });
+      if (segments === null) throw new ApiError("forbidden");
+      return segments;
+    },
+  }),
+  defineRoute({
+    methods: ["GET"],
+    path: "/calls/recording",
+    scope: "read:calls",
+    input: z.object({ id: artifactId }),
+    required: { field: "id", error: "invalid_id" },
+    description:
+      "A playable link to a call's recording (id = the call's artifact_id): signed audio (and video) URLs valid one hour, which audio players can seek in; the API never returns the file itself. id missing or not positive → 400 invalid_id; a call that is not the account's → 403 forbidden; no file → 404 no_recording_available.",
+    handler: async ({ tx, tenant, input, now, files }) => {
+      const call = await callFiles(tx, tenant.accountId, { artifactId: input.id });
+      if (call === null) throw new ApiError("forbidden");
+      const { account_id: accountId, audio_path: audio, video_path: video } = call;
+      if (audio === null || !(await files.exists(accountId, audio))) {
+        throw new ApiError("no_recording_available");
+      }
+      const hasVideo = video !== null && (await files.exists(accountId, video));
+      const contentType = call.audio_content_type ?? mediaTypeOf(audio, "audio/mpeg");
+      const sign = (path: string, type: string) =>
+        files.signedUrl(accountId, path, { contentType: type, expiresIn: SIGNED_URL_TTL_SECONDS, now });
+      return {
+        artifact_id: call.artifact_id,
+        content_type: contentType,
+        expires_in: SIGNED_URL_TTL_SECONDS,
+        audio_url: await sign(audio, contentType),
+        video_url: hasVideo && video !== null ? await sign(video, mediaTypeOf(video, "video/mp4")) : null,
+        has_video: hasVideo,
+      };
+    },
+  }),
+];
