@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
+import { sql } from "drizzle-orm";
 import pg from "pg";
 import pino from "pino";
 import { createAccount, setPlan } from "../../src/admin/accounts.ts";
@@ -11,7 +12,8 @@ import { buildApp } from "../../src/app.ts";
 import type { KeyStore } from "../../src/auth/key-store.ts";
 import type { GrantedScope } from "../../src/auth/scopes.ts";
 import { createSecretBox, type SecretBox } from "../../src/crypto/secret-box.ts";
-import { type Database, openEmbedded, openPostgres } from "../../src/db/client.ts";
+import { type Database, openEmbedded, openPostgres, rows } from "../../src/db/client.ts";
+import { demoWav } from "../../src/demo/write.ts";
 import { type AuditSink, createAuditWriter } from "../../src/http/audit.ts";
 import { type CounterStore, createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
 import { keyStoreFor } from "../../src/main.ts";
@@ -82,6 +84,7 @@ export interface TestAppOptions {
 
 export async function createTestApp(db: Database, options: TestAppOptions = {}) {
   const audit = options.audit ?? createAuditWriter(db, silentLogger, { intervalMs: 50 });
+  const files = options.files ?? createTestFiles(options.clock);
   const app = await buildApp({
     db,
     secrets: options.secrets ?? testSecrets,
@@ -90,12 +93,12 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}) 
     audit,
     logger: silentLogger,
     routes: options.routes ?? defaultRoutes,
-    files: options.files ?? createTestFiles(options.clock),
+    files,
     siteUrl: () => TEST_SITE_URL,
     clock: options.clock,
   });
   await app.ready();
-  return Object.assign(app, { audit });
+  return Object.assign(app, { audit, files });
 }
 
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
@@ -184,6 +187,42 @@ export async function seedAccount(
 
 export function bearer(key: string): Record<string, string> {
   return { authorization: `Bearer ${key}` };
+}
+
+/**
+ * A call of the account with an analysis and a stored WAV recording (`calls/<external id>.wav`),
+ * written as the demo writes calls; returns its artifact_id.
+ */
+export async function seedRecordedCall(
+  db: Database,
+  files: ObjectStore,
+  accountId: string,
+  options: { externalId?: string; startsAt?: string; participants?: string[] } = {},
+): Promise<number> {
+  const externalId = options.externalId ?? `call-${randomUUID().slice(0, 8)}`;
+  const path = `calls/${externalId}.wav`;
+  const inserted = await db.admin(accountId, (tx) =>
+    rows<{ artifact_id: number }>(
+      tx,
+      sql`insert into calls (account_id, external_id, starts_at, title, call_analysis_id,
+                             participant_emails, audio_path, audio_content_type)
+          values (${accountId}, ${externalId}, ${options.startsAt ?? new Date().toISOString()}::timestamptz,
+                  'Recorded call', ${`ana-${externalId}`}, array(select jsonb_array_elements_text(${JSON.stringify(options.participants ?? [])}::jsonb)), ${path},
+                  'audio/wav')
+          returning artifact_id::float8 as artifact_id`,
+    ),
+  );
+  await files.put(accountId, path, demoWav(1));
+  const id = inserted[0]?.artifact_id;
+  if (id === undefined) throw new Error("no call inserted");
+  return id;
+}
+
+/** A query string good enough for each GET route to answer 200 (the security suite needs 2xx). */
+export function sampleQuery(path: string, fixtures: { recordedCallId: number }): string {
+  if (path === "/calls/recording") return `?id=${fixtures.recordedCallId}`;
+  if (path === "/journeys/contact") return "?email=someone@example.com";
+  return "";
 }
 
 /** A body good enough to pass validation for each write route (the security suite needs 2xx). */

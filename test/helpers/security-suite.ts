@@ -9,7 +9,9 @@ import {
   openTestDatabase,
   type SeededAccount,
   sampleBody,
+  sampleQuery,
   seedAccount,
+  seedRecordedCall,
 } from "./harness.ts";
 
 type App = Awaited<ReturnType<typeof createTestApp>>;
@@ -43,6 +45,7 @@ export function securitySuite(routes: readonly RouteDef[]) {
     let revoked: string;
     let expired: string;
     let freeKey: string;
+    let recordedCallId = 0;
 
     before(async () => {
       db = await openTestDatabase();
@@ -56,6 +59,7 @@ export function securitySuite(routes: readonly RouteDef[]) {
         expires: "90d",
         createdAt: new Date(Date.now() - 730 * 86_400_000),
       });
+      recordedCallId = await seedRecordedCall(db, app.files, account.accountId);
       freeAccount = await seedAccount(db);
       freeKey = await freeAccount.key(["*"]);
       await freeAccount.setPlan("free");
@@ -80,7 +84,7 @@ export function securitySuite(routes: readonly RouteDef[]) {
         const send = (headers: Record<string, string>) =>
           app.inject({
             method,
-            url,
+            url: method === "GET" ? url + sampleQuery(route.path, { recordedCallId }) : url,
             remoteAddress,
             headers: method === "GET" ? headers : { ...headers, "content-type": "application/json" },
             payload: method === "GET" ? undefined : JSON.stringify(sampleBody(route.path)),

@@ -119,6 +119,18 @@ describe("routing", () => {
           "GET http://localhost:3000/api/v1/sales/cycle read:sales",
           "GET http://localhost:3000/api/v1/finance/pnl read:finance",
           "GET http://localhost:3000/api/v1/funnel read:funnel",
+          "GET http://localhost:3000/api/v1/contacts read:contacts",
+          "GET http://localhost:3000/api/v1/contacts/customers read:contacts",
+          "GET http://localhost:3000/api/v1/contacts/purchases read:contacts",
+          "GET http://localhost:3000/api/v1/contacts/calls read:calls",
+          "GET http://localhost:3000/api/v1/calls read:calls",
+          "GET http://localhost:3000/api/v1/calls/transcript read:calls",
+          "GET http://localhost:3000/api/v1/calls/recording read:calls",
+          "GET http://localhost:3000/api/v1/journeys read:journeys",
+          "GET http://localhost:3000/api/v1/journeys/contact read:journeys",
+          "GET http://localhost:3000/api/v1/touchpoints read:journeys",
+          "GET http://localhost:3000/api/v1/creatives/requests read:creatives",
+          "GET http://localhost:3000/api/v1/capi/pixels read:capi",
         ]);
       }
       const reference = await app.inject({ url: "/api/v1/openapi.json" });
@@ -132,6 +144,15 @@ describe("routing", () => {
         "/attribution",
         "/attribution/health",
         "/attribution/report",
+        "/calls",
+        "/calls/recording",
+        "/calls/transcript",
+        "/capi/pixels",
+        "/contacts",
+        "/contacts/calls",
+        "/contacts/customers",
+        "/contacts/purchases",
+        "/creatives/requests",
         "/dashboard/breakdowns",
         "/dashboard/daily",
         "/dashboard/kpis",
@@ -142,9 +163,12 @@ describe("routing", () => {
         "/goals",
         "/icp",
         "/icp/criteria",
+        "/journeys",
+        "/journeys/contact",
         "/sales/cycle",
         "/sales/reps",
         "/sales/summary",
+        "/touchpoints",
       ]);
     });
   });
