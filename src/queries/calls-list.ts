@@ -54,19 +54,28 @@ export interface CallsPageParams {
   offset: number;
 }
 
-/** One page of the account's analyzed calls (those with an analysis), newest first. */
+/**
+ * One page of the account's analyzed calls (those with an analysis), newest first; the page is cut
+ * before the rows are shaped (PostgreSQL shapes every row an offset skips).
+ */
 export async function callsPage(db: Sql, accountId: string, params: CallsPageParams) {
   const w = params.window;
   return ownedRows(
     await rows<CallRow>(
       db,
       sql`
+      with page as (
+        select c.artifact_id, c.starts_at
+        from calls c
+        where c.account_id = ${accountId} and c.call_analysis_id is not null
+          ${w ? sql`and c.starts_at >= ${w.start}::timestamptz and c.starts_at < ${w.end}::timestamptz` : sql``}
+        order by c.starts_at desc, c.artifact_id desc
+        limit ${params.limit} offset ${params.offset}
+      )
       select ${CALL_COLUMNS}
-      from calls c
-      where c.account_id = ${accountId} and c.call_analysis_id is not null
-        ${w ? sql`and c.starts_at >= ${w.start}::timestamptz and c.starts_at < ${w.end}::timestamptz` : sql``}
-      order by c.starts_at desc, c.artifact_id desc
-      limit ${params.limit} offset ${params.offset}`,
+      from page p
+      join calls c on c.account_id = ${accountId} and c.artifact_id = p.artifact_id
+      order by p.starts_at desc, p.artifact_id desc`,
     ),
   );
 }

@@ -48,7 +48,7 @@ export async function contactsCustomers(db: Sql, accountId: string) {
         coalesce(p.total_revenue, 0)::float8 as total_revenue,
         coalesce(p.total_purchases, 0) as total_purchases,
         coalesce(p.total_commission, 0)::float8 as total_commission,
-        coalesce(p.products, '{}') as products,
+        coalesce(pr.products, '{}') as products,
         ${isoMs(sql`cu.created_at`)} as created_at
       from customers cu
       join contacts c on c.account_id = cu.account_id and c.id = cu.contact_id
@@ -67,12 +67,22 @@ export async function contactsCustomers(db: Sql, accountId: string) {
           min(x.purchase_date) as first_payment_at,
           sum(x.amount) as total_revenue,
           count(*)::int as total_purchases,
-          sum(coalesce(x.commission_amount, 0)) as total_commission,
-          array_agg(distinct coalesce(x.product_name, x.product_key))
-            filter (where coalesce(x.product_name, x.product_key) is not null) as products
+          sum(round(coalesce(x.commission_amount, x.amount * x.commission_rate, 0), 2))
+            filter (where x.commissionable) as total_commission
         from purchases x
         where x.account_id = cu.account_id and x.contact_id = cu.contact_id
       ) p on true
+      left join lateral (
+        -- One name per product: purchases are grouped by key (by name when they have none).
+        select array_agg(g.label order by g.label) as products
+        from (
+          select coalesce(max(x.product_name), max(x.product_key)) as label
+          from purchases x
+          where x.account_id = cu.account_id and x.contact_id = cu.contact_id
+            and coalesce(x.product_key, x.product_name) is not null
+          group by coalesce(x.product_key, x.product_name)
+        ) g
+      ) pr on true
       where cu.account_id = ${accountId}
       order by cu.created_at desc, cu.id desc`,
     ),

@@ -68,7 +68,7 @@ export async function contactsList(db: Sql, accountId: string, params: ContactsP
         coalesce(c.name, nullif(btrim(concat_ws(' ', c.first_name, c.last_name)), '')) as name,
         c.phone,
         coalesce(ev.sources, '{}') as sources,
-        c.assigned_user_name,
+        coalesce(c.assigned_user_name, ev.latest_rep) as assigned_user_name,
         c.value::float8 as value,
         c.form_titles,
         coalesce(ev.has_campaign, false) as has_campaign,
@@ -81,6 +81,8 @@ export async function contactsList(db: Sql, accountId: string, params: ContactsP
           count(*)::int as total_events,
           array_agg(distinct e.event_type order by e.event_type) as event_types,
           coalesce(array_agg(distinct btrim(e.utm_source)) filter (where nullif(btrim(e.utm_source), '') is not null), '{}') as sources,
+          (array_agg(e.assigned_user_name order by e.event_datetime desc, e.id desc)
+            filter (where nullif(btrim(e.assigned_user_name), '') is not null))[1] as latest_rep,
           bool_or(coalesce(nullif(btrim(e.utm_campaign), ''), nullif(btrim(e.campaign_name), ''), nullif(btrim(e.utm_campaign_id), '')) is not null) as has_campaign
         from events e
         where e.account_id = ${accountId} and e.contact_id = p.contact_id

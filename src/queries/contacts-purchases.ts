@@ -32,7 +32,7 @@ export async function contactsPurchases(db: Sql, accountId: string, params: { wi
         ${isoMs(sql`p.purchase_date`)} as purchase_date,
         p.product_key,
         p.product_name,
-        coalesce(p.contact_email, c.email) as contact_email,
+        coalesce(c.email, p.contact_email) as contact_email,
         coalesce(p.contact_name, c.name) as contact_name,
         p.amount::float8 as amount,
         p.commissionable,

@@ -2,15 +2,17 @@ import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import { markOwner, ownedRows } from "../http/barrier.ts";
 import { isoMs } from "./sql-format.ts";
-import { TOUCHPOINT_COLUMNS, type TouchpointRow } from "./touchpoint-shape.ts";
+import { contactObject, TOUCHPOINT_COLUMNS, type TouchpointRow } from "./touchpoint-shape.ts";
 
 interface ContactHead {
   account_id: string;
   id: string;
-  email: string | null;
-  phone: string | null;
-  first_name: string | null;
-  last_name: string | null;
+  contact: {
+    email: string | null;
+    phone: string | null;
+    first_name: string | null;
+    last_name: string | null;
+  };
 }
 
 interface JourneyCounts {
@@ -35,8 +37,8 @@ export async function journeyOfContact(
   const heads = await rows<ContactHead>(
     db,
     sql`
-    select account_id, id::text as id, email, phone, first_name, last_name
-    from contacts where account_id = ${accountId} and email = ${params.email}`,
+    select c.account_id, c.id::text as id, ${contactObject("c")} as contact
+    from contacts c where c.account_id = ${accountId} and c.email = ${params.email}`,
   );
   const head = heads[0];
   if (!head) {
@@ -70,9 +72,8 @@ export async function journeyOfContact(
       ${params.pageviews ? sql`` : sql`and t.event_type <> 'page_view'`}
     order by t.occurred_at, t.id`,
   );
-  const { account_id, id: _id, ...contact } = head;
   return {
-    contact: markOwner(contact, account_id),
+    contact: markOwner(head.contact, head.account_id),
     first_touch_at: counts?.first_touch_at ?? null,
     last_touch_at: counts?.last_touch_at ?? null,
     counts: {

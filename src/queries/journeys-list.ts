@@ -3,7 +3,7 @@ import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
 import { containsPattern, isoMs } from "./sql-format.ts";
-import { adIdsObject, utmObject } from "./touchpoint-shape.ts";
+import { adIdsObject, contactObject, touchPlatform, utmObject } from "./touchpoint-shape.ts";
 
 export interface JourneysPageParams {
   /** Contacts whose last activity (event or touchpoint) falls in the window; none → all. */
@@ -49,7 +49,7 @@ const touchSummary = sql`jsonb_build_object(
   'occurred_at', ${isoMs(sql`t.occurred_at`)},
   'event_type', t.event_type,
   'is_paid', t.is_paid,
-  'platform', t.platform,
+  'platform', ${touchPlatform("t")},
   'utm', ${utmObject("t")},
   'ad_ids', ${adIdsObject("t")})`;
 
@@ -77,8 +77,7 @@ export async function journeysPage(db: Sql, accountId: string, params: JourneysP
       )
       select
         c.account_id,
-        jsonb_build_object('email', c.email, 'phone', c.phone, 'first_name', c.first_name,
-                           'last_name', c.last_name) as contact,
+        ${contactObject("c")} as contact,
         ${isoMs(sql`p.first_seen_at`)} as first_seen_at,
         ${isoMs(sql`p.last_seen_at`)} as last_seen_at,
         ft.point as first_touch,

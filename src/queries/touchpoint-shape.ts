@@ -30,6 +30,19 @@ export const utmObject = (t: string) => objectOf(`${t}.utm`, UTM_FIELDS);
 /** `ad_ids` of touchpoints `t`, every id field present. */
 export const adIdsObject = (t: string) => objectOf(`${t}.ad_ids`, AD_ID_FIELDS);
 
+/** A touchpoint's ad platform: as captured, else that of the ad it resolved to. */
+export const touchPlatform = (t: string) => sql.raw(`coalesce(${t}.platform, ${t}.resolved_platform)`);
+
+/**
+ * The spec's contact object of contacts `c`: first and last name as given, else the contact's
+ * name split at its first space (imports and forms often give one name field only).
+ */
+export const contactObject = (c: string) =>
+  sql.raw(`jsonb_build_object('email', ${c}.email, 'phone', ${c}.phone,
+    'first_name', coalesce(${c}.first_name, nullif(split_part(btrim(${c}.name), ' ', 1), '')),
+    'last_name', coalesce(${c}.last_name,
+      nullif(btrim(substr(btrim(${c}.name), nullif(strpos(btrim(${c}.name), ' '), 0) + 1)), '')))`);
+
 /** A point of a journey or of the feed: touchpoints `t`, their contact `c` (left joined). */
 export const TOUCHPOINT_COLUMNS = sql`
   t.account_id,
@@ -46,7 +59,7 @@ export const TOUCHPOINT_COLUMNS = sql`
   ${adIdsObject("t")} as ad_ids,
   t.click_ids,
   t.channel,
-  t.platform,
+  ${touchPlatform("t")} as platform,
   t.is_paid,
   t.value::float8 as value,
   t.currency,

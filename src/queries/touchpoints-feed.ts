@@ -12,21 +12,31 @@ export interface TouchpointsPageParams {
   offset: number;
 }
 
-/** One page of the account's touchpoints, newest first (occurred_at, then id, descending). */
+/**
+ * One page of the account's touchpoints, newest first (occurred_at, then id, descending). The page
+ * is cut from touchpoints_feed_idx first: the rows skipped by a deep offset are never read or
+ * shaped.
+ */
 export async function touchpointsPage(db: Sql, accountId: string, params: TouchpointsPageParams) {
   const w = params.window;
   return ownedRows(
     await rows<TouchpointRow>(
       db,
       sql`
+      with page as (
+        select t.id, t.occurred_at
+        from touchpoints t
+        where t.account_id = ${accountId}
+          ${params.kind ? sql`and t.kind = ${params.kind}` : sql``}
+          ${w ? sql`and t.occurred_at >= ${w.start}::timestamptz and t.occurred_at < ${w.end}::timestamptz` : sql``}
+        order by t.occurred_at desc, t.id desc
+        limit ${params.limit} offset ${params.offset}
+      )
       select ${TOUCHPOINT_COLUMNS}
-      from touchpoints t
+      from page p
+      join touchpoints t on t.account_id = ${accountId} and t.id = p.id
       left join contacts c on c.account_id = t.account_id and c.id = t.contact_id
-      where t.account_id = ${accountId}
-        ${params.kind ? sql`and t.kind = ${params.kind}` : sql``}
-        ${w ? sql`and t.occurred_at >= ${w.start}::timestamptz and t.occurred_at < ${w.end}::timestamptz` : sql``}
-      order by t.occurred_at desc, t.id desc
-      limit ${params.limit} offset ${params.offset}`,
+      order by p.occurred_at desc, p.id desc`,
     ),
   );
 }

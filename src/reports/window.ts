@@ -38,6 +38,7 @@ export function intParam(fallback: number, options: { min: number; max?: number 
     .string()
     .regex(/^-?\d+$/, { message: "must be an integer", abort: true })
     .transform(Number)
+    .refine((n) => Number.isSafeInteger(n), "is too large")
     .refine((n) => n >= options.min, `must be at least ${options.min}`)
     .transform((n) => (options.max === undefined ? n : Math.min(n, options.max)))
     .optional()
