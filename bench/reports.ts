@@ -21,6 +21,7 @@ import { createMemoryCounterStore } from "../src/http/rate-limiter.ts";
 import { keyStoreFor } from "../src/main.ts";
 import { routes } from "../src/routes/index.ts";
 import { API_PREFIX } from "../src/routes/route-def.ts";
+import { createLocalObjectStore } from "../src/storage/local-store.ts";
 import type { ObjectStore } from "../src/storage/object-store.ts";
 import {
   benchFiles,
@@ -49,6 +50,8 @@ const WINDOWS = [30, 365] as const;
  * migrated, measured and kept, so the code can be measured again without seeding for minutes.
  */
 const SEEDED_DATABASE = process.env.BENCH_REPORT_DATABASE ?? "";
+/** The stored files of that database's demo accounts (`DATA_DIR/files` of the `ascribe demo` runs). */
+const SEEDED_FILES = process.env.BENCH_REPORT_FILES ?? "";
 
 /** The routes measured: every GET route but the ICP's (or those of BENCH_REPORT_ROUTES). */
 const ONLY = envList("BENCH_REPORT_ROUTES", "");
@@ -191,7 +194,9 @@ async function measureScale(
   const { db } = fresh;
   try {
     const secrets = createSecretBox([{ id: "bench", key: Buffer.alloc(32, 7) }]);
-    const files = benchFiles(secrets, () => "http://127.0.0.1");
+    const files = SEEDED_FILES
+      ? createLocalObjectStore({ root: SEEDED_FILES, secrets, siteUrl: () => "http://127.0.0.1" })
+      : benchFiles(secrets, () => "http://127.0.0.1");
     const seedStarted = performance.now();
     // Two accounts of the same size: the second is the one measured, the first only has to be there.
     const demo = fresh.seeded ?? (await seedTwo(db, scale, secrets, files));

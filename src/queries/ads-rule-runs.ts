@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
+import { isoMs } from "./sql-format.ts";
 
 export interface AdRuleRunRow {
   account_id: string;
@@ -25,7 +26,7 @@ export async function adsRuleRuns(db: Sql, accountId: string, params: { ruleId: 
       x.account_id,
       x.id::text as id,
       x.rule_id::text as rule_id,
-      to_char(x.ran_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as ran_at,
+      ${isoMs(sql`x.ran_at`)} as ran_at,
       x.dry_run,
       x.status,
       x.actions,

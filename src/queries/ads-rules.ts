@@ -1,6 +1,7 @@
-import { type SQL, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
+import { isoMs } from "./sql-format.ts";
 
 export interface AdRuleRow {
   account_id: string;
@@ -19,9 +20,6 @@ export interface AdRuleRow {
   created_at: string;
   updated_at: string;
 }
-
-/** A timestamp as ISO 8601 in UTC with milliseconds, as JavaScript writes it. */
-const iso = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * The account's ad rules, oldest first (docs/metrics.md "Ads"). The last run is the rule's latest
@@ -43,11 +41,11 @@ export async function adsRules(db: Sql, accountId: string) {
       r.enabled,
       r.dry_run,
       r.params,
-      ${iso(sql`coalesce(run.ran_at, r.last_run_at)`)} as last_run_at,
+      ${isoMs(sql`coalesce(run.ran_at, r.last_run_at)`)} as last_run_at,
       run.status as last_run_status,
       run.dry_run as last_run_dry_run,
-      ${iso(sql`r.created_at`)} as created_at,
-      ${iso(sql`r.updated_at`)} as updated_at
+      ${isoMs(sql`r.created_at`)} as created_at,
+      ${isoMs(sql`r.updated_at`)} as updated_at
     from ad_rules r
     left join lateral (
       select x.ran_at, x.status, x.dry_run

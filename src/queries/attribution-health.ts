@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import type { ReportWindow } from "../reports/window.ts";
 import { foldReportRollup } from "./fold-report-rollup.ts";
+import { isoMs } from "./sql-format.ts";
 
 export interface HealthCounts {
   events_30j: number;
@@ -88,7 +89,7 @@ export async function attributionHealthCounts(
       ) as pixel_active_7j,
       ev.sessions::int as pixel_sessions_30j,
       ev.sessions_with_id::int as pixel_sessions_with_id,
-      to_char(last_web.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as pixel_derniere_activite
+      ${isoMs(sql`last_web.at`)} as pixel_derniere_activite
     from ev, ev7, last_web`,
   );
   if (!counts) throw new Error("attribution health: no row");
