@@ -8,7 +8,6 @@ CREATE TABLE "contact_activity" (
 	CONSTRAINT "contact_activity_account_id_contact_id_pk" PRIMARY KEY("account_id","contact_id")
 );
 --> statement-breakpoint
-DROP INDEX "touchpoints_occurred_idx";--> statement-breakpoint
 ALTER TABLE "contact_activity" ADD CONSTRAINT "contact_activity_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "contact_activity" ADD CONSTRAINT "contact_activity_account_id_contact_id_contacts_account_id_id_fk" FOREIGN KEY ("account_id","contact_id") REFERENCES "public"."contacts"("account_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "contact_activity_event_idx" ON "contact_activity" USING btree ("account_id","last_event_at" desc nulls last,"contact_id" desc);--> statement-breakpoint

@@ -1,10 +1,6 @@
 -- The new table (contact_activity) gets forced RLS and the tenant policy.
 SELECT ascribe_enforce_tenancy();
 --> statement-breakpoint
--- Replaces touchpoints_occurred_idx (dropped by 0009): the feed's order (occurred_at, then id)
--- and its kind filter come from the index, so a deep page skips index entries, not rows.
-CREATE INDEX touchpoints_feed_idx ON touchpoints (account_id, occurred_at, id) INCLUDE (kind);
---> statement-breakpoint
 -- Recomputes the activity of some contacts (all of the account's when contact_ids is NULL) from
 -- their events and touchpoints: four index probes per contact (events_contact_idx,
 -- touchpoints_contact_idx). With `merge`, a stored bound is only ever widened: an insert cannot

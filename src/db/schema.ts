@@ -584,8 +584,7 @@ export const touchpoints = pgTable(
     uniqueIndex("touchpoints_external_uq")
       .on(t.accountId, t.externalId)
       .where(sql`${t.externalId} is not null`),
-    // The feed, newest first, and any window of touchpoints: touchpoints_feed_idx (migration 0010:
-    // (account_id, occurred_at, id) INCLUDE (kind), which the schema builder does not express).
+    index("touchpoints_occurred_idx").on(t.accountId, t.occurredAt),
     // Capture health's last page view and "pixel silent" check, whatever the conversions' volume.
     index("touchpoints_web_idx").on(t.accountId, t.occurredAt).where(sql`${t.kind} = 'web'`),
     index("touchpoints_contact_idx").on(t.accountId, t.contactId, t.occurredAt),

@@ -14,7 +14,7 @@ export interface TouchpointsPageParams {
 
 /**
  * One page of the account's touchpoints, newest first (occurred_at, then id, descending). The page
- * is cut from touchpoints_feed_idx first: the rows skipped by a deep offset are never read or
+ * is cut on keys alone first (touchpoints_occurred_idx): the rows a deep offset skips are never
  * shaped.
  */
 export async function touchpointsPage(db: Sql, accountId: string, params: TouchpointsPageParams) {
