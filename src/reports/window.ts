@@ -135,3 +135,12 @@ export function reportWindow(
     today,
   };
 }
+
+/** For lists, not reports: no window at all unless `from` or `to` is given. */
+export function optionalWindow(
+  query: { from?: string; to?: string },
+  tenant: Pick<Tenant, "timezone">,
+  now: Date,
+): ReportWindow | undefined {
+  return query.from === undefined && query.to === undefined ? undefined : reportWindow(query, tenant, now);
+}

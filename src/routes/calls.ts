@@ -3,7 +3,7 @@ import { ApiError } from "../http/errors.ts";
 import { callFiles } from "../queries/call-files.ts";
 import { callTranscript } from "../queries/call-transcript.ts";
 import { callsPage } from "../queries/calls-list.ts";
-import { limitParam, offsetParam, reportWindow, windowQuery } from "../reports/window.ts";
+import { limitParam, offsetParam, optionalWindow, windowQuery } from "../reports/window.ts";
 import { mediaTypeOf, SIGNED_URL_TTL_SECONDS } from "../storage/object-store.ts";
 import { defineRoute } from "./route-def.ts";
 
@@ -23,8 +23,7 @@ export const callsRoutes = [
       "Analyzed calls, newest first: title, duration, summary, type, qualification and ICP fit, next step, scorecard, rep and markers; artifact_id opens the transcript and the recording. from/to on the call's start (no window without them); limit default 50, max 200; offset default 0.",
     handler: ({ tx, tenant, input, now }) =>
       callsPage(tx, tenant.accountId, {
-        window:
-          input.from === undefined && input.to === undefined ? undefined : reportWindow(input, tenant, now),
+        window: optionalWindow(input, tenant, now),
         limit: input.limit,
         offset: input.offset,
       }),

@@ -4,7 +4,7 @@ import { contactCalls } from "../queries/contact-calls.ts";
 import { contactsCustomers } from "../queries/contacts-customers.ts";
 import { contactsList } from "../queries/contacts-list.ts";
 import { contactsPurchases } from "../queries/contacts-purchases.ts";
-import { limitParam, offsetParam, reportWindow, windowQuery } from "../reports/window.ts";
+import { limitParam, offsetParam, optionalWindow, reportWindow, windowQuery } from "../reports/window.ts";
 import { defineRoute } from "./route-def.ts";
 
 /** An email parameter, normalized as contacts are keyed (identity.ts); refused when it is not one. */
@@ -35,8 +35,7 @@ export const contactsRoutes = [
       "Contacts, most recently active first (last CRM event; contacts without events last), with their event counts and types, first and last event, sources, rep, value, form titles and answers, tags. from/to keep contacts whose last event falls in the window (no window without them); search matches a fragment of the email, name or phone. limit default 100, max 500; offset default 0.",
     handler: ({ tx, tenant, input, now }) =>
       contactsList(tx, tenant.accountId, {
-        window:
-          input.from === undefined && input.to === undefined ? undefined : reportWindow(input, tenant, now),
+        window: optionalWindow(input, tenant, now),
         search: input.search,
         limit: input.limit,
         offset: input.offset,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { EVENT_TYPES } from "../ingest/crm-event.ts";
 import { type EventsCursor, eventsPage } from "../queries/events-list.ts";
 import { eventsSummary } from "../queries/events-summary.ts";
-import { limitParam, reportWindow, windowQuery } from "../reports/window.ts";
+import { limitParam, optionalWindow, reportWindow, windowQuery } from "../reports/window.ts";
 import { defineRoute } from "./route-def.ts";
 
 /** The `type` filter's grouping (SPEC): `sale` covers sales and payments; subtypes stay in their type. */
@@ -54,8 +54,7 @@ export const eventsRoutes = [
       eventsPage(tx, tenant.accountId, {
         types: input.type === undefined ? undefined : TYPE_GROUPS[input.type],
         rep: input.rep,
-        window:
-          input.from === undefined && input.to === undefined ? undefined : reportWindow(input, tenant, now),
+        window: optionalWindow(input, tenant, now),
         cursor: input.cursor,
         limit: input.limit,
       }),

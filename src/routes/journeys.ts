@@ -2,7 +2,7 @@ import { z } from "zod";
 import { journeyOfContact } from "../queries/journey-contact.ts";
 import { journeysPage, webTouchpointsSince } from "../queries/journeys-list.ts";
 import { touchpointsPage } from "../queries/touchpoints-feed.ts";
-import { flagParam, limitParam, offsetParam, reportWindow, windowQuery } from "../reports/window.ts";
+import { flagParam, limitParam, offsetParam, optionalWindow, windowQuery } from "../reports/window.ts";
 import { emailParam, searchParam } from "./contacts.ts";
 import { defineRoute, InlineError } from "./route-def.ts";
 
@@ -18,8 +18,7 @@ export const journeysRoutes = [
       "Contacts' journeys, most recently active first: contact, first and last seen, first and last touch (UTM and ad ids), touchpoint counts, milestones (first lead, booking, sale; revenue) and the event types seen. coverage.web_touchpoints_since: before that day, no web touch does not mean no visit. from/to on the last activity (no window without them); search on an email fragment; limit default 50, max 200; offset default 0.",
     handler: async ({ tx, tenant, input, now }) => {
       const journeys = await journeysPage(tx, tenant.accountId, {
-        window:
-          input.from === undefined && input.to === undefined ? undefined : reportWindow(input, tenant, now),
+        window: optionalWindow(input, tenant, now),
         search: input.search,
         limit: input.limit,
         offset: input.offset,
@@ -55,8 +54,7 @@ export const journeysRoutes = [
       }
       const touchpoints = await touchpointsPage(tx, tenant.accountId, {
         kind,
-        window:
-          input.from === undefined && input.to === undefined ? undefined : reportWindow(input, tenant, now),
+        window: optionalWindow(input, tenant, now),
         limit: input.limit,
         offset: input.offset,
       });

@@ -64,10 +64,18 @@ export const testSecrets = createSecretBox([{ id: "test", key: Buffer.alloc(32, 
 
 export const TEST_SITE_URL = "http://localhost:3000";
 
+/** The temporary folders of this process's test stores, removed when it exits (one listener). */
+const testFileRoots: string[] = [];
+
 /** A local object store in a fresh temporary folder (removed when the process exits). */
 export function createTestFiles(clock?: () => Date): ObjectStore & { root: string } {
   const root = mkdtempSync(join(tmpdir(), "ascribe-files-"));
-  process.once("exit", () => rmSync(root, { recursive: true, force: true }));
+  if (testFileRoots.length === 0) {
+    process.once("exit", () => {
+      for (const made of testFileRoots) rmSync(made, { recursive: true, force: true });
+    });
+  }
+  testFileRoots.push(root);
   const store = createLocalObjectStore({ root, secrets: testSecrets, siteUrl: () => TEST_SITE_URL, clock });
   return Object.assign(store, { root });
 }
