@@ -584,9 +584,11 @@ export const touchpoints = pgTable(
     uniqueIndex("touchpoints_external_uq")
       .on(t.accountId, t.externalId)
       .where(sql`${t.externalId} is not null`),
-    index("touchpoints_occurred_idx").on(t.accountId, t.occurredAt),
+    // With the id: the feed's order (newest first, then id) straight from the index, keys only, so
+    // that a deep offset skips index entries rather than fetching rows (GET /touchpoints).
+    index("touchpoints_occurred_idx").on(t.accountId, t.occurredAt, t.id),
     // Capture health's last page view and "pixel silent" check, whatever the conversions' volume.
-    index("touchpoints_web_idx").on(t.accountId, t.occurredAt).where(sql`${t.kind} = 'web'`),
+    index("touchpoints_web_idx").on(t.accountId, t.occurredAt, t.id).where(sql`${t.kind} = 'web'`),
     index("touchpoints_contact_idx").on(t.accountId, t.contactId, t.occurredAt),
     index("touchpoints_visitor_idx").on(t.accountId, t.visitorId),
     // A contact's ad touches in time order: the ad of record's fallback, first touch, assists.

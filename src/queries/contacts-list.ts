@@ -34,7 +34,8 @@ export interface ContactRow {
 /**
  * One page of the account's contacts, most recently active first (last CRM event descending,
  * contacts without any event last, then contact id): the page is cut from contact_activity's
- * index, then only its contacts' events are read.
+ * index alone (an index-only scan: a deep offset skips index entries, not rows), then only its
+ * contacts' rows and events are read.
  */
 export async function contactsList(db: Sql, accountId: string, params: ContactsPageParams) {
   const w = params.window;
@@ -44,7 +45,8 @@ export async function contactsList(db: Sql, accountId: string, params: ContactsP
       db,
       sql`
       with page as (
-        select a.contact_id, a.first_event_at, a.last_event_at
+        -- Keys only: an index-only scan, however deep the offset.
+        select a.contact_id, a.last_event_at
         from contact_activity a
         ${pattern === null ? sql`` : sql`join contacts s on s.account_id = a.account_id and s.id = a.contact_id`}
         where a.account_id = ${accountId}
@@ -63,7 +65,7 @@ export async function contactsList(db: Sql, accountId: string, params: ContactsP
         c.email,
         coalesce(ev.total_events, 0) as total_events,
         coalesce(ev.event_types, '{}') as event_types,
-        ${isoMs(sql`p.first_event_at`)} as first_event_date,
+        ${isoMs(sql`pa.first_event_at`)} as first_event_date,
         ${isoMs(sql`p.last_event_at`)} as last_event_date,
         coalesce(c.name, nullif(btrim(concat_ws(' ', c.first_name, c.last_name)), '')) as name,
         c.phone,
@@ -75,6 +77,7 @@ export async function contactsList(db: Sql, accountId: string, params: ContactsP
         c.tags,
         c.form_response
       from page p
+      join contact_activity pa on pa.account_id = ${accountId} and pa.contact_id = p.contact_id
       join contacts c on c.account_id = ${accountId} and c.id = p.contact_id
       left join lateral (
         select

@@ -66,7 +66,8 @@ export async function journeysPage(db: Sql, accountId: string, params: JourneysP
       db,
       sql`
       with page as (
-        select a.contact_id, a.first_seen_at, a.last_seen_at
+        -- Keys only: an index-only scan, however deep the offset.
+        select a.contact_id, a.last_seen_at
         from contact_activity a
         ${pattern === null ? sql`` : sql`join contacts s on s.account_id = a.account_id and s.id = a.contact_id`}
         where a.account_id = ${accountId} and a.last_seen_at is not null
@@ -78,7 +79,7 @@ export async function journeysPage(db: Sql, accountId: string, params: JourneysP
       select
         c.account_id,
         ${contactObject("c")} as contact,
-        ${isoMs(sql`p.first_seen_at`)} as first_seen_at,
+        ${isoMs(sql`pa.first_seen_at`)} as first_seen_at,
         ${isoMs(sql`p.last_seen_at`)} as last_seen_at,
         ft.point as first_touch,
         lt.point as last_touch,
@@ -92,6 +93,7 @@ export async function journeysPage(db: Sql, accountId: string, params: JourneysP
         array(select distinct x from unnest(coalesce(tc.types, '{}') || coalesce(ev.types, '{}')) as x order by x)
           as event_types_seen
       from page p
+      join contact_activity pa on pa.account_id = ${accountId} and pa.contact_id = p.contact_id
       join contacts c on c.account_id = ${accountId} and c.id = p.contact_id
       left join lateral (
         select ${touchSummary} as point from touchpoints t
