@@ -9,6 +9,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
+import { maintainEmbedded } from "./embedded-maintenance.ts";
 import * as schema from "./schema.ts";
 
 /** A drizzle handle (database or transaction) over either driver. */
@@ -37,6 +38,11 @@ export interface Database {
    */
   adminGeneration(): number;
   migrate(): Promise<void>;
+  /**
+   * Brings the planner's statistics and the visibility map up to date after bulk writes. PGlite:
+   * one pass of the embedded autovacuum rule; PostgreSQL: nothing, its autovacuum does it.
+   */
+  maintain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -98,13 +104,13 @@ const TEXT_PARSERS = Object.fromEntries(
   ),
 );
 
-/** How often the embedded database vacuums the rollups' delta logs (see openEmbedded). */
-const DELTA_VACUUM_INTERVAL_MS = 30_000;
+/** How long the embedded database waits between two maintenance passes (see openEmbedded). */
+const MAINTENANCE_INTERVAL_MS = 30_000;
 
 /** `dataDir` null keeps the database in memory (tests). */
 export async function openEmbedded(
   dataDir: string | null,
-  options: { deltaVacuumIntervalMs?: number } = {},
+  options: { maintenanceIntervalMs?: number } = {},
 ): Promise<Database> {
   let location = "memory://";
   if (dataDir !== null) {
@@ -132,23 +138,33 @@ export async function openEmbedded(
         current = null;
       }
     });
-  // PGlite has no autovacuum: the rollups' delta logs, written by every ingest and emptied by every
-  // report, would keep their dead rows and make each fold walk them. `exec` takes PGlite's
-  // transaction lock, so the VACUUM runs between transactions, never inside one.
-  let vacuuming: Promise<unknown> = Promise.resolve();
-  const vacuumTimer = setInterval(() => {
-    vacuuming = client
-      .exec("VACUUM report_rollup_delta, touchpoint_rollup_delta, web_session_delta")
-      .catch(() => {}); // before the first migration the tables do not exist yet
-  }, options.deltaVacuumIntervalMs ?? DELTA_VACUUM_INTERVAL_MS);
-  vacuumTimer.unref();
+  // PGlite has no autovacuum (see embedded-maintenance.ts): passes run one after the other, the next
+  // one `maintenanceIntervalMs` after the previous ends; `exec` takes PGlite's transaction lock, so a
+  // VACUUM runs between transactions, never inside one.
+  let pass: Promise<unknown> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const maintain = () => {
+    pass = pass.then(() => maintainEmbedded(client)).catch(() => {}); // a failed pass is retried next time
+    return pass.then(() => {});
+  };
+  const schedule = () => {
+    timer = setTimeout(
+      () => void maintain().then(() => closed || schedule()),
+      options.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_MS,
+    );
+    timer.unref();
+  };
+  schedule();
   return {
     kind: "embedded",
     ...scoped(run),
     migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_DIR }),
+    maintain,
     close: async () => {
-      clearInterval(vacuumTimer);
-      await vacuuming;
+      closed = true;
+      clearTimeout(timer);
+      await pass;
       await client.close();
     },
   };
@@ -223,6 +239,7 @@ export async function openPostgres(url: string, statementTimeoutMs: number): Pro
         await client.end();
       }
     },
+    maintain: async () => {},
     close: () => pool.end(),
   };
 }
