@@ -9,13 +9,12 @@
  */
 import { performance } from "node:perf_hooks";
 import { sql } from "drizzle-orm";
-import pg from "pg";
 import pino from "pino";
 import { seedDemo } from "../src/admin/demo.ts";
 import { createKey } from "../src/admin/keys.ts";
 import { buildApp } from "../src/app.ts";
 import { createSecretBox } from "../src/crypto/secret-box.ts";
-import { openPostgres, rows } from "../src/db/client.ts";
+import { type Database, openEmbedded, openPostgres, rows } from "../src/db/client.ts";
 import { createAuditWriter } from "../src/http/audit.ts";
 import { createMemoryCounterStore } from "../src/http/rate-limiter.ts";
 import { keyStoreFor } from "../src/main.ts";
@@ -50,6 +49,8 @@ const WINDOWS = [30, 365] as const;
  * migrated, measured and kept, so the code can be measured again without seeding for minutes.
  */
 const SEEDED_DATABASE = process.env.BENCH_REPORT_DATABASE ?? "";
+/** The same for PGlite: the DATA_DIR of `ascribe demo --seed 1` and `--seed 2` runs (one scale). */
+const SEEDED_PGLITE_DIR = process.env.BENCH_REPORT_PGLITE_DIR ?? "";
 /** The stored files of that database's demo accounts (`DATA_DIR/files` of the `ascribe demo` runs). */
 const SEEDED_FILES = process.env.BENCH_REPORT_FILES ?? "";
 
@@ -156,22 +157,28 @@ async function seedTwo(
 type BenchDatabase = FreshDatabase & { seeded?: { account_id: string } };
 
 async function openFresh(backend: Backend): Promise<BenchDatabase> {
+  if (backend === "pglite" && SEEDED_PGLITE_DIR) return openSeeded(await openEmbedded(SEEDED_PGLITE_DIR));
   // PGlite on disk: a million-event account does not fit PGlite's in-memory WASM heap comfortably.
   if (backend === "pglite") return freshPglite("disk");
   if (!SEEDED_DATABASE) return freshPostgres(serverUrl, { statementTimeoutMs: 600_000 });
   const url = new URL(serverUrl);
   url.pathname = `/${SEEDED_DATABASE}`;
-  // As the server's superuser: the accounts table is behind forced row-level security.
-  const direct = new pg.Client({ connectionString: url.toString() });
-  await direct.connect();
-  const found = await direct.query<{ id: string }>(
-    "select id from accounts where name = 'Demo Company 2' order by created_at desc limit 1",
-  );
-  await direct.end();
-  const accountId = found.rows[0]?.id;
-  if (!accountId) throw new Error(`${SEEDED_DATABASE}: no demo account of seed 2 (ascribe demo --seed 2)`);
-  const db = await openPostgres(url.toString(), 600_000);
+  return openSeeded(await openPostgres(url.toString(), 600_000));
+}
+
+/** A kept database of earlier `ascribe demo` runs: migrated, measured, closed, never dropped. */
+async function openSeeded(db: Database): Promise<BenchDatabase> {
   await db.migrate();
+  const found = await db.admin(null, (tx) =>
+    rows<{ id: string }>(
+      tx,
+      // Seed 2's account, as in a fresh database; seed 1's when it is the only one.
+      sql`select id from accounts where name in ('Demo Company 1', 'Demo Company 2')
+          order by name desc, created_at desc limit 1`,
+    ),
+  );
+  const accountId = found[0]?.id;
+  if (!accountId) throw new Error("the kept database has no demo account (ascribe demo --seed 1 or 2)");
   return { db, seeded: { account_id: accountId }, drop: () => db.close() };
 }
 
