@@ -220,6 +220,18 @@ export const contacts = pgTable(
     value: money("value"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    /**
+     * What `search` looks in (email, name, phone, first and last name), lowercased once at write:
+     * a search that matches no one reads every contact of the account, and one strpos over this
+     * costs a seventh of four ILIKEs over the columns. A filter before the exact ILIKEs, never
+     * instead of them (a fragment spanning two fields matches here, not there). No index: under
+     * row-level security PostgreSQL cannot use a trigram index for ILIKE or strpos (not leakproof).
+     */
+    searchText: text("search_text")
+      .notNull()
+      .generatedAlwaysAs(
+        sql`lower(coalesce(email, '') || chr(10) || coalesce(name, '') || chr(10) || coalesce(phone, '') || chr(10) || coalesce(first_name || ' ' || last_name, ''))`,
+      ),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),

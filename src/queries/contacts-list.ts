@@ -54,7 +54,8 @@ export async function contactsList(db: Sql, accountId: string, params: ContactsP
           ${
             pattern === null
               ? sql``
-              : sql`and (s.email ilike ${pattern} or s.name ilike ${pattern} or s.phone ilike ${pattern}
+              : sql`and strpos(s.search_text, lower(${params.search})) > 0
+                    and (s.email ilike ${pattern} or s.name ilike ${pattern} or s.phone ilike ${pattern}
                          or (s.first_name || ' ' || s.last_name) ilike ${pattern})`
           }
         order by a.last_event_at desc nulls last, a.contact_id desc

@@ -339,6 +339,13 @@ describe("GET /contacts", () => {
           contact_email: "carl@example.org",
           contact_name: "Carl Annex",
         },
+        {
+          id: "s7",
+          event_type: "lead",
+          event_datetime: at("2026-03-11"),
+          contact_email: "e.f@x.test",
+          contact_name: "Élodie Fournier",
+        },
       ],
     });
     const search = async (q: string, extra = "") => {
@@ -366,6 +373,10 @@ describe("GET /contacts", () => {
     assert.deepEqual(emails(await search("\\")), []);
     assert.deepEqual(emails(await search("  bob  ")), ["bob@x.test"]);
     assert.deepEqual(emails(await search("nobody")), []);
+    // Case folds beyond ASCII; a fragment never runs from one field into the next.
+    assert.deepEqual(emails(await search("ÉLODIE fOURNIER")), ["e.f@x.test"]);
+    assert.deepEqual(emails(await search("test élodie")), []);
+    assert.deepEqual(emails(await search("test\nélodie")), []);
     // With a window: both conditions.
     assert.deepEqual(emails(await search("ann", "&from=2026-03-10&to=2026-03-10")), ["carl@example.org"]);
     assert.deepEqual(await env.get(key, "/contacts?search="), {

@@ -1,0 +1,1 @@
+ALTER TABLE "contacts" ADD COLUMN "search_text" text GENERATED ALWAYS AS (lower(coalesce(email, '') || chr(10) || coalesce(name, '') || chr(10) || coalesce(phone, '') || chr(10) || coalesce(first_name || ' ' || last_name, ''))) STORED NOT NULL;
