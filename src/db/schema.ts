@@ -601,11 +601,16 @@ export const touchpoints = pgTable(
     index("touchpoints_occurred_idx").on(t.accountId, t.occurredAt, t.id),
     // Capture health's last page view and "pixel silent" check, whatever the conversions' volume.
     index("touchpoints_web_idx").on(t.accountId, t.occurredAt, t.id).where(sql`${t.kind} = 'web'`),
-    index("touchpoints_contact_idx").on(t.accountId, t.contactId, t.occurredAt),
+    // A contact's touches, and below its ad touches, in the order their probes ask for (time, then
+    // id): were the order only in the account-wide indexes above, a plan made while the account had
+    // few rows (a new account's first load, a cached generic plan) walks the account's touchpoints
+    // from the instant back, filtering on the contact — a scan per probe, minutes for one demo at
+    // scale 10 on PostgreSQL instead of seconds.
+    index("touchpoints_contact_idx").on(t.accountId, t.contactId, t.occurredAt, t.id),
     index("touchpoints_visitor_idx").on(t.accountId, t.visitorId),
     // A contact's ad touches in time order: the ad of record's fallback, first touch, assists.
     index("touchpoints_ad_touch_idx")
-      .on(t.accountId, t.contactId, t.occurredAt)
+      .on(t.accountId, t.contactId, t.occurredAt, t.id)
       .where(sql`${t.resolvedAdId} is not null`),
   ],
 );
