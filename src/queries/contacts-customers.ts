@@ -41,7 +41,7 @@ export async function contactsCustomers(db: Sql, accountId: string) {
         c.id::text as contact_id,
         fe.event_type as first_event_type,
         ${isoMs(sql`fe.event_datetime`)} as first_event_date,
-        ${isoMs(sql`ll.lead_at`)} as latest_lead_date,
+        ${isoMs(sql`fe.lead_at`)} as latest_lead_date,
         ${isoMs(sql`p.first_payment_at`)} as first_payment_date,
         cu.commission_status,
         ${isoMs(sql`cu.commission_expires_at`)} as commission_expires_at,
@@ -53,15 +53,14 @@ export async function contactsCustomers(db: Sql, accountId: string) {
       from customers cu
       join contacts c on c.account_id = cu.account_id and c.id = cu.contact_id
       left join lateral (
-        select e.event_type, e.event_datetime from events e
+        -- One pass over the contact's events for both: its first event and its latest lead.
+        select
+          (array_agg(e.event_type order by e.event_datetime, e.id))[1] as event_type,
+          min(e.event_datetime) as event_datetime,
+          max(e.event_datetime) filter (where e.event_type = 'lead') as lead_at
+        from events e
         where e.account_id = cu.account_id and e.contact_id = cu.contact_id
-        order by e.event_datetime, e.id
-        limit 1
       ) fe on true
-      left join lateral (
-        select max(e.event_datetime) as lead_at from events e
-        where e.account_id = cu.account_id and e.contact_id = cu.contact_id and e.event_type = 'lead'
-      ) ll on true
       left join lateral (
         select
           min(x.purchase_date) as first_payment_at,

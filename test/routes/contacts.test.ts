@@ -575,10 +575,11 @@ describe("GET /contacts/customers", () => {
           contact_name: "Cara Diaz",
           contact_phone: "+33 7 11 22 33 44",
         },
+        // At the first lead's instant: the smaller id comes first.
         {
           id: "c-ap",
           event_type: "application",
-          event_datetime: at("2026-02-05"),
+          event_datetime: at("2026-02-01"),
           contact_email: "cara@x.test",
         },
         {
@@ -672,7 +673,7 @@ describe("GET /contacts/customers", () => {
         contact_name: "Cara Diaz",
         contact_phone: "+33711223344",
         contact_id: null,
-        first_event_type: "lead",
+        first_event_type: "application",
         first_event_date: "2026-02-01T10:00:00.000Z",
         latest_lead_date: "2026-02-20T08:15:00.000Z",
         first_payment_date: "2026-03-10T09:00:00.000Z",
