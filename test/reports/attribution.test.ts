@@ -572,8 +572,19 @@ describe("GET /attribution/health", () => {
     const r = (await env.get(key, "/attribution/health")).body.data;
     assert.equal(r.verdict, "broken");
     assert.deepEqual(
-      r.issues.map((i: { code: string }) => i.code),
-      ["pixel_silent"],
+      r.issues.map((i: { code: string; count: number }) => [i.code, i.count]),
+      [["pixel_silent", 1]],
+    );
+    // A page view within the 7 days: the pixel is not silent.
+    await loadFixture(env.db, account.accountId, {
+      touchpoints: [
+        { id: "p1", session_id: "s-p1", kind: "web", event_type: "page_view", occurred_at: at("2026-03-29") },
+      ],
+    });
+    const after = (await env.get(key, "/attribution/health")).body.data;
+    assert.deepEqual(
+      after.issues.map((i: { code: string }) => i.code),
+      [],
     );
   });
 
