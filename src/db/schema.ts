@@ -224,9 +224,9 @@ export const contacts = pgTable(
      * What `search` looks in (email, name, phone, first and last name), lowercased once at write:
      * a search that matches no one reads every contact of the account, and one strpos over this
      * instead of four ILIKEs over the columns takes it from 56 to 17-22 ms (p50, PostgreSQL, 21,000
-     * contacts). A filter before the exact ILIKEs, never
-     * instead of them (a fragment spanning two fields matches here, not there). No index: under
-     * row-level security PostgreSQL cannot use a trigram index for ILIKE or strpos (not leakproof).
+     * contacts). A filter before the exact ILIKEs, never instead of them (a fragment spanning two
+     * fields matches here, not there). No index: under row-level security PostgreSQL cannot use a
+     * trigram index for ILIKE or strpos (not leakproof).
      */
     searchText: text("search_text")
       .notNull()
