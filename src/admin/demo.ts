@@ -72,6 +72,6 @@ export async function seedDemo(
   // Reports fold pending rollup deltas before reading: do it now, not on the first request.
   await db.tenant(account.id, (tx) => foldReportRollup(tx, account.id));
   // …and the embedded database's vacuum and statistics after the bulk load, not in the first minute of serving.
-  await db.maintain();
+  await db.maintain({ afterBulkWrite: true });
   return { account_id: account.id, client_key: account.client_key, key: key.key };
 }

@@ -9,7 +9,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
-import { maintainEmbedded } from "./embedded-maintenance.ts";
+import { type MaintenanceOptions, maintainEmbedded } from "./embedded-maintenance.ts";
 import * as schema from "./schema.ts";
 
 /** A drizzle handle (database or transaction) over either driver. */
@@ -40,9 +40,10 @@ export interface Database {
   migrate(): Promise<void>;
   /**
    * Brings the planner's statistics and the visibility map up to date after bulk writes. PGlite:
-   * one pass of the embedded autovacuum rule; PostgreSQL: nothing, its autovacuum does it.
+   * one pass of the embedded autovacuum rule (every change, `afterBulkWrite`); PostgreSQL: nothing,
+   * its autovacuum does it.
    */
-  maintain(): Promise<void>;
+  maintain(options?: MaintenanceOptions): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -144,18 +145,17 @@ export async function openEmbedded(
   let pass: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
-  const maintain = () => {
-    pass = pass.then(() => maintainEmbedded(client)).catch(() => {}); // a failed pass is retried next time
+  const maintain = (maintenance?: MaintenanceOptions) => {
+    // a failed pass is retried next time
+    pass = pass.then(() => maintainEmbedded(client, maintenance)).catch(() => {});
     return pass.then(() => {});
   };
-  const schedule = () => {
-    timer = setTimeout(
-      () => void maintain().then(() => closed || schedule()),
-      options.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_MS,
-    );
+  const schedule = (delay = options.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_MS) => {
+    timer = setTimeout(() => void maintain().then(() => closed || schedule()), delay);
     timer.unref();
   };
-  schedule();
+  // The first pass at once: what an earlier process left unvisited is read from the first request.
+  schedule(0);
   return {
     kind: "embedded",
     ...scoped(run),

@@ -114,6 +114,6 @@ export async function runImport(
   if (adsChanged > 0) await db.tenant(account, (tx) => reResolveAds(tx, account));
   // Reports fold pending rollup deltas before reading: a large import pays it here, not a request.
   await db.tenant(account, (tx) => foldReportRollup(tx, account));
-  await db.maintain(); // the embedded database's vacuum and statistics after the bulk write
+  await db.maintain({ afterBulkWrite: true }); // the embedded database's vacuum and statistics after the bulk write
   return summary;
 }

@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { PGlite } from "@electric-sql/pglite";
@@ -72,12 +75,62 @@ describe("the embedded autovacuum rule", () => {
     await pg.exec("drop table appended");
   });
 
-  test("a table holding rows but never analyzed is analyzed, however few its rows", async () => {
+  // What another process wrote (PGlite keeps no counts across restarts) looks like this: rows the
+  // statistics never saw, on pages no vacuum marked all-visible.
+  test("a table holding rows but never vacuumed nor analyzed is both, however few its rows", async () => {
     await pg.exec(
       "create table fresh (id int); insert into fresh values (1), (2); create table empty (id int)",
     );
-    assert.deepEqual(await dueMaintenance(pg), ["ANALYZE public.fresh"]);
+    assert.deepEqual(await dueMaintenance(pg), ["VACUUM public.fresh", "ANALYZE public.fresh"]);
     await pg.exec("drop table fresh; drop table empty");
+  });
+
+  test("after a bulk write, a pass takes every change, however few", async () => {
+    await settled(
+      "create table loaded (id int primary key, n int); insert into loaded select generate_series(1, 1000), 0",
+      "loaded",
+    );
+    await pg.exec("update loaded set n = 1 where id <= 10"); // 10 dead, 10 changed: far below
+    assert.deepEqual(await dueMaintenance(pg), []);
+    assert.deepEqual(await maintainEmbedded(pg, { afterBulkWrite: true }), [
+      "VACUUM public.loaded",
+      "ANALYZE public.loaded",
+    ]);
+    assert.deepEqual(await dueMaintenance(pg, { afterBulkWrite: true }), [], "nothing left to take");
+    await pg.exec("drop table loaded");
+  });
+
+  // Written by one process below its thresholds, read by the next: the newest rows were never
+  // marked all-visible, and the reader's first pass sees no count of them.
+  test("after a restart, the first pass vacuums the pages the last process left unvisited", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ascribe-maintenance-"));
+    try {
+      const writer = await PGlite.create(dir);
+      await writer.exec("create table appended (id int primary key)");
+      await writer.exec("insert into appended select generate_series(1, 5000)");
+      await writer.exec("select pg_stat_force_next_flush()");
+      await writer.exec("vacuum analyze appended");
+      await writer.exec("insert into appended select generate_series(5001, 5200)"); // below 1000 + 20 %
+      await writer.exec("select pg_stat_force_next_flush()");
+      assert.deepEqual(await dueMaintenance(writer), [], "the writer is not due");
+      await writer.close();
+
+      const reader = await PGlite.create(dir);
+      const heapFetches = async () => {
+        const plan = await reader.query<{ "QUERY PLAN": [{ Plan: { "Heap Fetches": number } }] }>(
+          "explain (analyze, format json) select id from appended where id > 5100",
+        );
+        return plan.rows[0]?.["QUERY PLAN"][0].Plan["Heap Fetches"];
+      };
+      await reader.exec("set enable_seqscan = off; set enable_bitmapscan = off");
+      assert.equal(await heapFetches(), 100);
+      assert.deepEqual(await maintainEmbedded(reader), ["VACUUM public.appended"]);
+      assert.equal(await heapFetches(), 0);
+      assert.deepEqual(await dueMaintenance(reader), [], "once visited, not again");
+      await reader.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   // Statistics taken after one account's load would say another account has no rows: its own
@@ -138,6 +191,36 @@ describe("the embedded database's maintenance", () => {
       assert.ok((await deadRollupRows(db)) > 50, "the second fold left old versions behind");
       await db.maintain();
       assert.equal(await deadRollupRows(db), 0);
+    } finally {
+      await db.close();
+    }
+  });
+
+  // The reports read their newest rows index-only: those tables are vacuumed after 5,000 new rows
+  // whatever their size (migration 0015), not after 20 % of it, by PostgreSQL and by the passes alike.
+  test("the tables read index-only are vacuumed after 5,000 inserted rows", async () => {
+    const db = await openEmbedded(null, { maintenanceIntervalMs: 3_600_000 });
+    try {
+      await db.migrate();
+      const settings = await db.admin(null, (tx) =>
+        rows<{ relname: string; reloptions: string[] }>(
+          tx,
+          sql`select relname, reloptions from pg_class
+              where relname in ('events', 'contact_milestones', 'touchpoints', 'contacts', 'contact_activity')
+              order by relname`,
+        ),
+      );
+      const insertRule = [
+        "autovacuum_vacuum_insert_scale_factor=0",
+        "autovacuum_vacuum_insert_threshold=5000",
+      ];
+      assert.deepEqual(settings, [
+        { relname: "contact_activity", reloptions: insertRule },
+        { relname: "contact_milestones", reloptions: insertRule },
+        { relname: "contacts", reloptions: insertRule },
+        { relname: "events", reloptions: insertRule },
+        { relname: "touchpoints", reloptions: insertRule },
+      ]);
     } finally {
       await db.close();
     }
