@@ -94,9 +94,12 @@ function validate(route: RouteDef, request: FastifyRequest): unknown {
   }
   const parsed = route.input.safeParse(input);
   if (!parsed.success) {
-    // The required member itself being of the wrong kind is the spec's own "missing …" case.
+    // The required member itself being of the wrong kind is the spec's own "missing …" case (an
+    // unknown key inside it is not: that message names the key).
     const field = route.required?.field;
-    const atField = parsed.error.issues.some((i) => i.path.length === 1 && i.path[0] === field);
+    const atField = parsed.error.issues.some(
+      (i) => i.path.length === 1 && i.path[0] === field && i.code === "invalid_type",
+    );
     if (route.required && atField) throw ApiError.validation(route.required.error);
     throw ApiError.validation(validationMessage(parsed.error));
   }

@@ -13,12 +13,14 @@ import { icpRoutes } from "./icp.ts";
 import { journeysRoutes } from "./journeys.ts";
 import type { RouteDef } from "./route-def.ts";
 import { salesRoutes } from "./sales.ts";
+import { settingsRoutes } from "./settings.ts";
 
 /** Every key-authenticated route of the API. */
 export const routes: readonly RouteDef[] = [
   ...dashboardRoutes,
   ...icpRoutes,
   ...goalRoutes,
+  ...settingsRoutes,
   ...adsRoutes,
   ...eventsRoutes,
   ...attributionRoutes,

@@ -240,6 +240,8 @@ export function sampleBody(path: string): Record<string, unknown> {
       return { icp: { industries: ["coaching"] } };
     case "/goals":
       return { goals: [{ metric_key: "leads", target_value: 10 }] };
+    case "/sale-rule":
+      return { sale_rule: { dedupe: "contact" } };
     default:
       return {};
   }
