@@ -98,7 +98,9 @@ function validate(route: RouteDef, request: FastifyRequest): unknown {
     // unknown key inside it is not: that message names the key).
     const field = route.required?.field;
     const atField = parsed.error.issues.some(
-      (i) => i.path.length === 1 && i.path[0] === field && i.code === "invalid_type",
+      (i) =>
+        i.path[0] === field &&
+        (route.required?.wholeValue || (i.path.length === 1 && i.code === "invalid_type")),
     );
     if (route.required && atField) throw ApiError.validation(route.required.error);
     throw ApiError.validation(validationMessage(parsed.error));

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ackCreativeRequests } from "../queries/ack-creative-requests.ts";
 import { CREATIVE_REQUEST_STATUSES, creativeRequests } from "../queries/creative-requests.ts";
 import { flagParam, limitParam } from "../reports/window.ts";
 import { defineRoute } from "./route-def.ts";
@@ -23,5 +24,16 @@ export const creativesRoutes = [
         unnotified: input.unnotified,
         limit: input.limit,
       }),
+  }),
+  defineRoute({
+    methods: ["POST"],
+    path: "/creatives/requests/ack",
+    scope: "write:creatives",
+    input: z.object({ ids: z.array(z.guid()).min(1) }),
+    required: { field: "ids", error: "missing ids (array of request UUIDs)", wholeValue: true },
+    description:
+      "Acknowledges creative needs as relayed to a team: `ids`, a non-empty array of need ids. Sets notified_at on those never relayed before (the status is unchanged) and answers how many it marked, an integer; a replay answers 0.",
+    handler: ({ tx, tenant, input, now }) =>
+      ackCreativeRequests(tx, tenant.accountId, { ids: input.ids, now }),
   }),
 ];

@@ -37,7 +37,12 @@ export interface RouteDef<S extends z.ZodType = z.ZodType> {
   /** Query parameters for GET, JSON body for PUT/POST. */
   input: S;
   /** A body member whose absence answers the spec's own message instead of a generic one. */
-  required?: { field: string; error: string };
+  required?: {
+    field: string;
+    error: string;
+    /** Any fault inside the member answers the same error (SPEC's "non-empty array of UUIDs, else …"). */
+    wholeValue?: boolean;
+  };
   /** Tool text: what the route does, for humans and agents. */
   description: string;
   /** Field-name fragments stripped on top of the spec's list (finance/pnl). */

@@ -233,8 +233,30 @@ export function sampleQuery(path: string, fixtures: { recordedCallId: number }):
   return "";
 }
 
-/** A body good enough to pass validation for each write route (the security suite needs 2xx). */
-export function sampleBody(path: string): Record<string, unknown> {
+/** An ad rule of the account (dry run, enabled); returns its id. */
+export async function seedAdRule(
+  db: Database,
+  accountId: string,
+  options: { ruleType?: string; params?: Record<string, unknown>; campaignId?: string } = {},
+): Promise<string> {
+  const id = randomUUID();
+  await db.admin(accountId, (tx) =>
+    tx.execute(sql`
+      insert into ad_rules (account_id, id, label, rule_type, platform, campaign_id, params)
+      values (${accountId}, ${id}, 'Test rule', ${options.ruleType ?? "pause_cpl"}, 'meta',
+              ${options.campaignId ?? "C1"}, ${JSON.stringify(options.params ?? { max_cpl: 50, days: 7 })}::jsonb)`),
+  );
+  return id;
+}
+
+/**
+ * A body good enough for each write route to answer 2xx (the security suite needs it); `newRule`
+ * makes a rule of the calling account, fresh each time since a delete is final.
+ */
+export async function sampleBody(
+  path: string,
+  fixtures: { newRule: () => Promise<string> },
+): Promise<Record<string, unknown>> {
   switch (path) {
     case "/icp":
       return { icp: { industries: ["coaching"] } };
@@ -242,6 +264,12 @@ export function sampleBody(path: string): Record<string, unknown> {
       return { goals: [{ metric_key: "leads", target_value: 10 }] };
     case "/sale-rule":
       return { sale_rule: { dedupe: "contact" } };
+    case "/ads/rules/enable":
+    case "/ads/rules/dry-run":
+    case "/ads/rules/delete":
+      return { rule_id: await fixtures.newRule() };
+    case "/creatives/requests/ack":
+      return { ids: [randomUUID()] };
     default:
       return {};
   }

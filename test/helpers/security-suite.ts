@@ -11,6 +11,7 @@ import {
   sampleBody,
   sampleQuery,
   seedAccount,
+  seedAdRule,
   seedRecordedCall,
 } from "./harness.ts";
 
@@ -81,13 +82,14 @@ export function securitySuite(routes: readonly RouteDef[]) {
         const remoteAddress = `10.0.${Math.floor(clients / 250)}.${clients % 250}`;
         const url = API_PREFIX + route.path;
         const name = `${method} ${route.path}`;
-        const send = (headers: Record<string, string>) =>
+        const newRule = () => seedAdRule(db, account.accountId);
+        const send = async (headers: Record<string, string>) =>
           app.inject({
             method,
             url: method === "GET" ? url + sampleQuery(route.path, { recordedCallId }) : url,
             remoteAddress,
             headers: method === "GET" ? headers : { ...headers, "content-type": "application/json" },
-            payload: method === "GET" ? undefined : JSON.stringify(sampleBody(route.path)),
+            payload: method === "GET" ? undefined : JSON.stringify(await sampleBody(route.path, { newRule })),
           });
 
         test(`${name}: no key → 401`, async () => {

@@ -3,7 +3,14 @@ import { after, before, test } from "node:test";
 import type { Database } from "../../src/db/client.ts";
 import { routes } from "../../src/routes/index.ts";
 import { API_PREFIX } from "../../src/routes/route-def.ts";
-import { bearer, createTestApp, openTestDatabase, sampleBody, seedAccount } from "../helpers/harness.ts";
+import {
+  bearer,
+  createTestApp,
+  openTestDatabase,
+  sampleBody,
+  seedAccount,
+  seedAdRule,
+} from "../helpers/harness.ts";
 
 let db: Database;
 before(async () => {
@@ -39,7 +46,9 @@ test("two accounts with the same name and owner email: nothing of one ever reach
           method,
           url: API_PREFIX + route.path,
           headers: { ...bearer(keyA), "content-type": "application/json" },
-          payload: JSON.stringify(sampleBody(route.path)),
+          payload: JSON.stringify(
+            await sampleBody(route.path, { newRule: () => seedAdRule(db, a.accountId) }),
+          ),
         });
         assert.equal(res.statusCode, 200, `${method} ${route.path}`);
       }

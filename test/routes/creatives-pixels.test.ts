@@ -13,7 +13,7 @@ type Row = Record<string, unknown>;
 
 const ids = (data: Row[]) => data.map((r) => r.id);
 
-async function accountWith(fixture: Fixture, scopes: ("read:creatives" | "read:capi")[]) {
+async function accountWith(fixture: Fixture, scopes: ("read:creatives" | "write:creatives" | "read:capi")[]) {
   const account = await seedAccount(env.db);
   await loadFixture(env.db, account.accountId, fixture);
   return { account, key: await account.key(scopes) };
@@ -268,6 +268,75 @@ const pixels: Fixture = {
     },
   ],
 };
+
+describe("POST /creatives/requests/ack", () => {
+  const ack = (key: string, body: unknown) =>
+    env.app.inject({
+      method: "POST",
+      url: "/api/v1/creatives/requests/ack",
+      headers: { ...bearer(key), "content-type": "application/json" },
+      payload: JSON.stringify(body),
+    });
+  const notified = async (key: string, status: string) =>
+    Object.fromEntries(
+      (
+        (await env.get(key, `/creatives/requests?status=${status}`)).body.data as {
+          id: string;
+          status: string;
+          notified_at: string | null;
+        }[]
+      ).map((r) => [r.id, [r.status, r.notified_at]]),
+    );
+
+  test("marks the never-relayed needs among ids, whatever their status; counts them; a replay → 0", async () => {
+    const { key } = await accountWith(needs, ["read:creatives", "write:creatives"]);
+    // The same need id in another account, never relayed: untouched.
+    const { key: otherKey } = await accountWith(
+      { "creative-requests": [{ id: need(1), reason: "B's", status: "open", requested_count: 1 }] },
+      ["read:creatives"],
+    );
+    // n1, n6, n7 were never relayed; n2 was; n99 does not exist.
+    const res = await ack(key, { ids: [need(1), need(2), need(6), need(7), need(99)] });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { data: 3 });
+    const stamp = "2026-03-31T12:00:00.000Z";
+    assert.deepEqual(await notified(key, "open"), {
+      [need(1)]: ["open", stamp],
+      [need(5)]: ["open", "2026-03-11T09:15:00.000Z"],
+    });
+    assert.deepEqual(await notified(key, "partial"), {
+      [need(2)]: ["partial", "2026-03-02T08:00:00.000Z"],
+      [need(6)]: ["partial", stamp],
+    });
+    assert.deepEqual(await notified(key, "filled"), {
+      [need(3)]: ["filled", "2026-02-21T10:00:00.000Z"],
+      [need(7)]: ["filled", stamp],
+    });
+    assert.deepEqual(await notified(key, "cancelled"), { [need(4)]: ["cancelled", null] }, "not in ids");
+    assert.deepEqual(await notified(otherKey, "open"), { [need(1)]: ["open", null] });
+    assert.deepEqual((await ack(key, { ids: [need(1), need(6), need(7)] })).json(), { data: 0 });
+  });
+
+  test("ids missing, empty, not an array or holding a non-UUID → 400 missing ids (array of request UUIDs)", async () => {
+    const { key } = await accountWith(needs, ["read:creatives", "write:creatives"]);
+    for (const body of [
+      {},
+      { ids: null },
+      { ids: [] },
+      { ids: need(1) },
+      { ids: [need(1), "n2"] },
+      { ids: [7] },
+    ]) {
+      const res = await ack(key, body);
+      assert.equal(res.statusCode, 400, JSON.stringify(body));
+      assert.deepEqual(res.json(), { error: "missing ids (array of request UUIDs)" });
+    }
+    assert.deepEqual(await notified(key, "open"), {
+      [need(1)]: ["open", null],
+      [need(5)]: ["open", "2026-03-11T09:15:00.000Z"],
+    });
+  });
+});
 
 describe("GET /capi/pixels", () => {
   test("the pixels (by platform, pixel id) and the default one; connected when a token is stored", async () => {
