@@ -90,7 +90,8 @@ export interface FreshPostgres extends FreshDatabase {
   url: URL;
 }
 
-async function onServer(serverUrl: string, statement: string): Promise<void> {
+/** One statement on its own connection, outside any transaction (CREATE DATABASE, VACUUM). */
+export async function onServer(serverUrl: string, statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   await client.query(statement);
