@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import type { KeyStore } from "./auth/key-store.ts";
 import { buildIndex } from "./catalog/index-listing.ts";
 import { buildOpenApi } from "./catalog/openapi.ts";
+import { registerUploadRoute } from "./creatives/uploads.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Database } from "./db/client.ts";
 import type { AuditSink } from "./http/audit.ts";
@@ -156,6 +157,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   deps.files.mount(app);
+  registerUploadRoute(app, { db: deps.db, files: deps.files, clock });
   registerWebhookRoutes(app, { db: deps.db, secrets: deps.secrets, counters: deps.counters, clock });
   registerCollectRoute(app, { ...collectServicesFor(deps.db, deps.collect), counters: deps.counters, clock });
 

@@ -773,6 +773,34 @@ export const creatives = pgTable(
   ],
 );
 
+/**
+ * An upload authorization (POST /creatives/upload-url): a file path in the account's folder, the
+ * one media type it takes, and a single-use token (only its hash is kept) valid until `expires_at`.
+ * `claimed_at` is set by the one PUT that may write it, `uploaded_at` once the file is stored.
+ */
+export const creativeUploads = pgTable(
+  "creative_uploads",
+  {
+    accountId: accountRef(),
+    id: uuid("id").notNull(),
+    path: text("path").notNull(),
+    /** As handed out: an import names its asset by this exact URL. */
+    assetUrl: text("asset_url").notNull(),
+    contentType: text("content_type").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    expiresAt: at("expires_at").notNull(),
+    claimedAt: at("claimed_at"),
+    uploadedAt: at("uploaded_at"),
+    sizeBytes: bigint("size_bytes", { mode: "number" }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex("creative_uploads_path_uq").on(t.accountId, t.path),
+    uniqueIndex("creative_uploads_asset_url_uq").on(t.accountId, t.assetUrl),
+  ],
+);
+
 /** A need for new creatives, relayed to a team (notified_at) until filled. */
 export const creativeRequests = pgTable(
   "creative_requests",

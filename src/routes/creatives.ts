@@ -1,4 +1,11 @@
 import { z } from "zod";
+import { creativeSchema, importToReserve } from "../creatives/import.ts";
+import {
+  authorizeUpload,
+  UPLOAD_LABEL_MAX,
+  UPLOAD_TTL_SECONDS,
+  UPLOAD_TYPE_NAMES,
+} from "../creatives/uploads.ts";
 import { ackCreativeRequests } from "../queries/ack-creative-requests.ts";
 import { CREATIVE_REQUEST_STATUSES, creativeRequests } from "../queries/creative-requests.ts";
 import { flagParam, limitParam } from "../reports/window.ts";
@@ -35,5 +42,47 @@ export const creativesRoutes = [
       "Acknowledges creative needs as relayed to a team: `ids`, a non-empty array of need ids. Sets notified_at on those never relayed before (the status is unchanged) and answers how many it marked, an integer; a replay answers 0.",
     handler: ({ tx, tenant, input, now }) =>
       ackCreativeRequests(tx, tenant.accountId, { ids: input.ids, now }),
+  }),
+  defineRoute({
+    methods: ["POST"],
+    path: "/creatives/upload-url",
+    scope: "write:creatives",
+    input: z.object({
+      content_type: z.enum(UPLOAD_TYPE_NAMES, { error: `must be one of ${UPLOAD_TYPE_NAMES.join(", ")}` }),
+      label: z
+        .string()
+        .max(UPLOAD_LABEL_MAX, { error: `at most ${UPLOAD_LABEL_MAX} characters` })
+        .optional(),
+    }),
+    required: { field: "content_type", error: `content_type is required (${UPLOAD_TYPE_NAMES.join(", ")})` },
+    description: `Authorizes one creative upload: \`content_type\` (${UPLOAD_TYPE_NAMES.join(", ")}) and an optional \`label\` (at most ${UPLOAD_LABEL_MAX} characters, made a safe file name). Answers asset_url, upload_url, token, path, content_type, expires_in and max_bytes: PUT the file's bytes to upload_url with that Content-Type within ${UPLOAD_TTL_SECONDS / 60} minutes, once; then name asset_url in POST /creatives/import.`,
+    handler: ({ tx, tenant, input, now, files }) =>
+      authorizeUpload(tx, tenant.accountId, files, {
+        contentType: input.content_type,
+        label: input.label,
+        now,
+      }),
+  }),
+  defineRoute({
+    methods: ["POST"],
+    path: "/creatives/import",
+    scope: "write:creatives",
+    input: z.object({
+      // A blank ref is a missing one.
+      external_ref: z.preprocess(
+        (v) => (typeof v === "string" && v.trim() === "" ? undefined : v),
+        z.string().trim().max(200, { error: "at most 200 characters" }),
+      ),
+      creative: creativeSchema.optional(),
+    }),
+    required: { field: "external_ref", error: "external_ref is required" },
+    description:
+      "Imports a creative into the reserve, unpublished: `external_ref` (your stable id, at most 200 characters) and `creative` { angle, primary_text, headline, hook, cta, destination_url, asset_url (exactly as /creatives/upload-url gave it, after the upload), asset_kind, variant_label, visual_subtype, funnel, product, audience, video_script, source }. An unknown ref creates a creative; the same ref again replaces its fields; a published creative is never changed (its id is answered). Publishes nothing, touches no budget, contacts no ad network. Answers id, external_ref, angle, score (null until computed) and en_attente (unpublished creatives in the reserve).",
+    handler: ({ tx, tenant, input, now }) =>
+      importToReserve(tx, tenant.accountId, {
+        externalRef: input.external_ref,
+        creative: input.creative ?? {},
+        now,
+      }),
   }),
 ];

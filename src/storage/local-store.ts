@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, rename, stat, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import send from "@fastify/send";
 import type { FastifyInstance } from "fastify";
 import type { SecretBox } from "../crypto/secret-box.ts";
@@ -45,6 +48,36 @@ export function createLocalObjectStore(options: LocalObjectStoreOptions): Object
       const partial = `${target}.${randomUUID()}.partial`;
       await writeFile(partial, body);
       await rename(partial, target);
+    },
+
+    async write(accountId, path, source, { maxBytes }) {
+      const target = join(options.root, fileOf(accountId, path));
+      await mkdir(dirname(target), { recursive: true });
+      const partial = `${target}.${randomUUID()}.partial`;
+      let size = 0;
+      const capped = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          size += chunk.length;
+          if (size > maxBytes) done(new ApiError("payload_too_large", { max_bytes: maxBytes }));
+          else done(null, chunk);
+        },
+      });
+      try {
+        await pipeline(source, capped, createWriteStream(partial));
+      } catch (err) {
+        await rm(partial, { force: true });
+        throw err;
+      }
+      await rename(partial, target);
+      return size;
+    },
+
+    uploadTarget(accountId, path, { uploadId, token }) {
+      const file = fileOf(accountId, path);
+      return {
+        upload_url: `${options.siteUrl()}/uploads/${accountId}/${uploadId}?${new URLSearchParams({ token })}`,
+        asset_url: `${options.siteUrl()}/files/${file}`,
+      };
     },
 
     async exists(accountId, path) {

@@ -16,9 +16,32 @@ export interface SignedUrlOptions {
  * out expiring signed URLs. Local files under DATA_DIR are served by the service itself
  * (local-store.ts); an S3-compatible store would presign instead and mount nothing.
  */
+/** Where a client sends an authorized upload, and the address the stored asset will have. */
+export interface UploadTarget {
+  /** `PUT` the bytes here, with the authorized Content-Type, before the authorization expires. */
+  upload_url: string;
+  /** The asset's permanent address (what an import names); its file is served by signed URLs only. */
+  asset_url: string;
+}
+
 export interface ObjectStore {
   /** Writes (or replaces) a file in the account's folder. */
   put(accountId: string, path: string, body: Buffer): Promise<void>;
+  /**
+   * Streams a file into the account's folder, refusing it (nothing is kept) past `maxBytes`;
+   * resolves to its size.
+   */
+  write(
+    accountId: string,
+    path: string,
+    source: AsyncIterable<Buffer>,
+    options: { maxBytes: number },
+  ): Promise<number>;
+  /**
+   * The URLs of an upload authorization. The local store receives the PUT itself (the service
+   * checks the single-use token, type and size); an S3-compatible store would presign a PUT.
+   */
+  uploadTarget(accountId: string, path: string, options: { uploadId: string; token: string }): UploadTarget;
   exists(accountId: string, path: string): Promise<boolean>;
   /** A URL that fetches the file (with range requests) without a key until it expires. */
   signedUrl(accountId: string, path: string, options: SignedUrlOptions): Promise<string>;

@@ -55,6 +55,7 @@ describe("row-level security", () => {
         "contact_milestones",
         "contacts",
         "creative_requests",
+        "creative_uploads",
         "creatives",
         "customers",
         "events",

@@ -270,6 +270,10 @@ export async function sampleBody(
       return { rule_id: await fixtures.newRule() };
     case "/creatives/requests/ack":
       return { ids: [randomUUID()] };
+    case "/creatives/upload-url":
+      return { content_type: "image/png", label: "sample" };
+    case "/creatives/import":
+      return { external_ref: "sample", creative: { angle: "sample" } };
     default:
       return {};
   }

@@ -138,6 +138,8 @@ describe("routing", () => {
           "GET http://localhost:3000/api/v1/touchpoints read:journeys",
           "GET http://localhost:3000/api/v1/creatives/requests read:creatives",
           "POST http://localhost:3000/api/v1/creatives/requests/ack write:creatives",
+          "POST http://localhost:3000/api/v1/creatives/upload-url write:creatives",
+          "POST http://localhost:3000/api/v1/creatives/import write:creatives",
           "GET http://localhost:3000/api/v1/capi/pixels read:capi",
         ]);
       }
@@ -163,8 +165,10 @@ describe("routing", () => {
         "/contacts/calls",
         "/contacts/customers",
         "/contacts/purchases",
+        "/creatives/import",
         "/creatives/requests",
         "/creatives/requests/ack",
+        "/creatives/upload-url",
         "/dashboard/breakdowns",
         "/dashboard/daily",
         "/dashboard/kpis",
