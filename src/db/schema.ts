@@ -853,6 +853,8 @@ export const adRuleRuns = pgTable(
     /** What the run did or, dry, would have done. */
     actions: jsonb("actions").notNull().default(sql`'[]'::jsonb`),
     summary: text("summary"),
+    /** The figures the evaluation saw (per ad over the rule's lookback window). */
+    metrics: jsonb("metrics"),
   },
   (t) => [
     foreignKey({
