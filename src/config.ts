@@ -19,6 +19,13 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   /** Server-side statement timeout on PostgreSQL; PGlite cannot interrupt a query (single WASM thread). */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** How often `ascribe serve` evaluates the enabled ad rules; 0: never (only `ascribe rules run`). */
+  RULES_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(3600),
+  /** Where armed rules act: Meta's Marketing API, or a loopback fake of it started in-process (demo). */
+  AD_NETWORK: z.enum(["meta", "fake"]).default("meta"),
+  META_API_URL: z.url({ protocol: /^https?$/ }).default("https://graph.facebook.com/v21.0"),
+  /** The Marketing API token (ads_management) armed rules act with; unset: their actions fail, recorded. */
+  META_ACCESS_TOKEN: z.string().optional(),
   /** Keyring for secrets at rest, `id:base64key[,…]`, first active; checked by loadOrCreateKeyring. */
   ASCRIBE_SECRET_KEYS: z.string().optional(),
 });
@@ -35,6 +42,11 @@ export interface Config {
   readonly statementTimeoutMs: number;
   /** null: the keyring lives in DATA_DIR/secret.key, created on first start. */
   readonly secretKeys: string | null;
+  /** 0: rules are evaluated only on demand. */
+  readonly rulesIntervalSeconds: number;
+  readonly adNetwork: "meta" | "fake";
+  readonly metaApiUrl: string;
+  readonly metaAccessToken: string | null;
 }
 
 /** The only reader of the environment. Throws one readable line per invalid variable. */
@@ -56,5 +68,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     secretKeys: e.ASCRIBE_SECRET_KEYS ?? null,
+    rulesIntervalSeconds: e.RULES_INTERVAL_SECONDS,
+    adNetwork: e.AD_NETWORK,
+    metaApiUrl: e.META_API_URL,
+    metaAccessToken: e.META_ACCESS_TOKEN ?? null,
   });
 }

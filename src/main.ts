@@ -15,6 +15,10 @@ import { type CounterStore, createMemoryCounterStore, createRedisCounterStore } 
 import { collectServicesFor } from "./ingest/collect-services.ts";
 import { routes } from "./routes/index.ts";
 import { API_PREFIX } from "./routes/route-def.ts";
+import type { AdNetwork } from "./rules/ad-network.ts";
+import { startFakeAdNetwork } from "./rules/fake-ad-network.ts";
+import { createGraphApiNetwork } from "./rules/graph-api-network.ts";
+import { scheduleRules } from "./rules/rule-schedule.ts";
 import { createLocalObjectStore } from "./storage/local-store.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
 
@@ -50,6 +54,21 @@ export async function openSecrets(config: Config, warn: (message: string) => voi
 /** Stored files (recordings, uploads): DATA_DIR/files, served at {site_url}/files by signed URL. */
 export function openFiles(config: Config, secrets: SecretBox, siteUrl: () => string): ObjectStore {
   return createLocalObjectStore({ root: join(config.dataDir, "files"), secrets, siteUrl });
+}
+
+/**
+ * The ad network armed rules act on: the Meta Marketing API, or (AD_NETWORK=fake, the demo) a
+ * loopback fake of it started here, so the same client code runs.
+ */
+export async function openAdNetwork(config: Config): Promise<{ network: AdNetwork; close(): Promise<void> }> {
+  if (config.adNetwork === "fake") {
+    const fake = await startFakeAdNetwork({ defaultBudgetCents: 10_000 });
+    const network = createGraphApiNetwork({ baseUrl: fake.url, tokenFor: async () => "fake-token" });
+    return { network, close: () => fake.close() };
+  }
+  const token = config.metaAccessToken;
+  const network = createGraphApiNetwork({ baseUrl: config.metaApiUrl, tokenFor: async () => token });
+  return { network, close: async () => {} };
 }
 
 /** Only the embedded database is written by this process alone, so only there may keys be cached. */
@@ -96,7 +115,9 @@ export async function startService(config: Config, logger: Logger = pino({ level
     await db.migrate();
     let siteUrl = config.siteUrl ?? `http://localhost:${config.port}`;
     const files = openFiles(config, secrets, () => siteUrl);
-    ready({ db, secrets, files });
+    const adNetwork = await openAdNetwork(config);
+    opened.push(() => adNetwork.close());
+    ready({ db, secrets, files, network: adNetwork.network });
     const counters = openCounters(config);
     opened.push(() => counters.close());
     const audit = createAuditWriter(db, logger);
@@ -123,15 +144,23 @@ export async function startService(config: Config, logger: Logger = pino({ level
     if (await isEmptyInstance(db))
       demoKey = (await seedDemo(db, { seed: 1 }, undefined, { secrets, files })).key;
 
+    const rules = scheduleRules(
+      { db, network: adNetwork.network, clock: () => new Date() },
+      { intervalMs: config.rulesIntervalSeconds * 1000, logger },
+    );
+    opened.push(() => rules.stop());
+
     let stopping: Promise<void> | null = null;
     const stop = () => {
       // Stop accepting, let requests in flight finish, then flush the audit and close the database.
       stopping ??= (async () => {
+        await rules.stop();
         await app.close();
         await app.drain();
         await audit.close();
         await counters.close();
         await db.close();
+        await adNetwork.close();
         if (lock) await releaseDataDir(lock);
       })();
       return stopping;

@@ -1,6 +1,9 @@
+import { z } from "zod";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import { importInput, runImport } from "../import/run-import.ts";
+import type { AdNetwork } from "../rules/ad-network.ts";
+import { runRules } from "../rules/rule-engine.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { createAccount, createAccountInput, setPlan, setPlanInput } from "./accounts.ts";
 import { demoInput, seedDemo } from "./demo.ts";
@@ -15,9 +18,15 @@ export interface AdminContext {
   secrets: SecretBox;
   /** Where the demo's recordings go. */
   files: ObjectStore;
+  /** Where armed ad rules act. */
+  network: AdNetwork;
   /** Interim counts of a long command, for the caller's progress bar. */
   progress: (value: unknown) => void;
 }
+
+const rulesRunInput = z
+  .object({ account: z.guid({ error: "must be an account id (UUID)" }).optional() })
+  .transform((a) => ({ accountId: a.account }));
 
 /**
  * Administration commands by name. The CLI runs them directly on the database, or, when
@@ -41,6 +50,8 @@ export const adminCommands = {
   "keys.revoke": ({ db }: AdminContext, args: unknown) => revokeKey(db, revokeKeyInput.parse(args)),
   demo: ({ db, secrets, files, progress }: AdminContext, args: unknown) =>
     seedDemo(db, demoInput.parse(args), progress, { secrets, files }),
+  "rules.run": ({ db, network }: AdminContext, args: unknown) =>
+    runRules({ db, network, clock: () => new Date() }, rulesRunInput.parse(args)),
   import: ({ db, secrets, progress }: AdminContext, args: unknown) =>
     runImport(db, secrets, importInput.parse(args), progress),
 } as const satisfies Record<string, (context: AdminContext, args: unknown) => Promise<unknown>>;

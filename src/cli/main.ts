@@ -15,7 +15,8 @@ import { type Config, loadConfig } from "../config.ts";
 import type { DemoProgress } from "../demo/write.ts";
 import { importKinds } from "../import/kinds.ts";
 import type { ImportProgress, ImportSummary } from "../import/run-import.ts";
-import { openDatabase, openFiles, openSecrets, startService } from "../main.ts";
+import { openAdNetwork, openDatabase, openFiles, openSecrets, startService } from "../main.ts";
+import type { RunOutcome } from "../rules/rule-engine.ts";
 
 class CliError extends Error {}
 
@@ -63,7 +64,12 @@ async function runDirect(
   try {
     await db.migrate();
     const files = openFiles(config, secrets, () => config.siteUrl ?? `http://localhost:${config.port}`);
-    return await adminCommands[command]({ db, secrets, files, progress }, args);
+    const adNetwork = await openAdNetwork(config);
+    try {
+      return await adminCommands[command]({ db, secrets, files, network: adNetwork.network, progress }, args);
+    } finally {
+      await adNetwork.close();
+    }
   } catch (err) {
     throw new CliError(describeError(err));
   } finally {
@@ -181,6 +187,24 @@ export function buildCli(): Command {
         Boolean(o.json),
         (w: { account_id: string; secret: string }) =>
           `${w.secret}\n(webhook signing secret of account ${w.account_id}; shown only this once)`,
+      );
+    });
+
+  program
+    .command("rules")
+    .description("automated ad rules")
+    .command("run")
+    .description("evaluate the enabled ad rules now (each dry or armed as set), every account's or one's")
+    .option("--account <id>")
+    .addOption(jsonOption())
+    .action(async (o: { account?: string; json?: boolean }) => {
+      const r = await runAdmin(loadConfig(), "rules.run", { account: o.account });
+      print(r, Boolean(o.json), (runs: RunOutcome[]) =>
+        runs.length === 0
+          ? "no enabled rule"
+          : runs
+              .map((run) => `${run.rule_id} ${run.dry_run ? "dry run" : "armed"}: ${run.summary}`)
+              .join("\n"),
       );
     });
 

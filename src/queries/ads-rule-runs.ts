@@ -12,6 +12,7 @@ export interface AdRuleRunRow {
   status: string;
   actions: unknown[];
   summary: string | null;
+  metrics: unknown;
 }
 
 /**
@@ -30,7 +31,8 @@ export async function adsRuleRuns(db: Sql, accountId: string, params: { ruleId: 
       x.dry_run,
       x.status,
       x.actions,
-      x.summary
+      x.summary,
+      x.metrics
     from ad_rule_runs x
     where x.account_id = ${accountId} and x.rule_id = ${params.ruleId}::uuid
     order by x.ran_at desc, x.id desc

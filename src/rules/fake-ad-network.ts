@@ -11,7 +11,8 @@ export interface FakeCall {
 /**
  * A loopback stand-in for the part of Meta's Graph API the rule engine calls, so the real network
  * code runs in tests and in the demo: ads have a status, campaigns a daily budget (cents), every
- * call is recorded, and `failNext` makes the next calls answer 500.
+ * call is recorded, and `failNext` makes the next calls answer 500. Campaigns it does not know have
+ * `defaultBudgetCents` (none: 404).
  */
 export interface FakeAdNetwork {
   url: string;
@@ -30,7 +31,7 @@ async function readBody(request: IncomingMessage): Promise<string> {
 }
 
 export async function startFakeAdNetwork(
-  options: { budgets?: Record<string, number> } = {},
+  options: { budgets?: Record<string, number>; defaultBudgetCents?: number } = {},
 ): Promise<FakeAdNetwork> {
   const calls: FakeCall[] = [];
   const adStatus = new Map<string, string>();
@@ -60,7 +61,7 @@ export async function startFakeAdNetwork(
     if (!call.token) return answer(401, { error: { message: "An access token is required" } });
     const id = url.pathname.split("/").pop() ?? "";
     if (call.method === "GET" && url.searchParams.get("fields") === "daily_budget") {
-      const cents = budgets.get(id);
+      const cents = budgets.get(id) ?? options.defaultBudgetCents;
       return cents === undefined
         ? answer(404, { error: { message: "Unknown campaign" } })
         : answer(200, { id, daily_budget: String(cents) });

@@ -33,6 +33,7 @@ export type RecordedAction = ProposedAction & {
 export interface RunOutcome {
   account_id: string;
   rule_id: string;
+  run_id: string;
   dry_run: boolean;
   status: "ok" | "error";
   actions: RecordedAction[];
@@ -127,7 +128,7 @@ async function runAccount(deps: RuleEngineDeps, accountId: string, ruleId?: stri
           (plan.rule.campaign_id === null || a.campaign_id === plan.rule.campaign_id),
       ),
     };
-    await deps.db.tenant(accountId, (tx) =>
+    const runId = await deps.db.tenant(accountId, (tx) =>
       insertRuleRun(tx, accountId, {
         ruleId: plan.rule.id,
         ranAt: now,
@@ -141,6 +142,7 @@ async function runAccount(deps: RuleEngineDeps, accountId: string, ruleId?: stri
     outcomes.push({
       account_id: accountId,
       rule_id: plan.rule.id,
+      run_id: runId,
       dry_run: plan.dryRun,
       status,
       actions,

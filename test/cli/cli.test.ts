@@ -415,6 +415,8 @@ describe(`the CLI while ascribe serve runs (${backend} database)`, SUITE_TIMEOUT
     );
   });
 
+  let demoAccount: { account_id: string; key: string } | null = null;
+
   test("demo --seed 7 creates an account whose key reads its ICP", TIMEOUT, async () => {
     const demo = await cliJson<{ account_id: string; client_key: string; key: string }>(env(), [
       "demo",
@@ -428,7 +430,39 @@ describe(`the CLI while ascribe serve runs (${backend} database)`, SUITE_TIMEOUT
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const data = (r.body as { data: unknown }).data;
     assert.ok(data && typeof data === "object" && Object.keys(data).length > 0, JSON.stringify(r.body));
+    demoAccount = demo;
   });
+
+  test(
+    "rules run --account evaluates that account's enabled rules and prints each run",
+    TIMEOUT,
+    async () => {
+      assert.ok(demoAccount, "the demo test ran first");
+      const runs = await cliJson<{ rule_id: string; run_id: string; actions: unknown[] }[]>(env(), [
+        "rules",
+        "run",
+        "--account",
+        demoAccount.account_id,
+        "--json",
+      ]);
+      const listed = await apiGet(base(), "/ads/rules", demoAccount.key);
+      const enabled = (listed.body as { data: { id: string; enabled: boolean }[] }).data
+        .filter((rule) => rule.enabled)
+        .map((rule) => rule.id);
+      assert.ok(enabled.length > 0);
+      assert.deepEqual(runs.map((run) => run.rule_id).sort(), [...enabled].sort());
+      for (const run of runs) {
+        assert.match(run.run_id, /^[0-9a-f-]{36}$/);
+        assert.ok(Array.isArray(run.actions));
+        const latest = await apiGet(
+          base(),
+          `/ads/rules/runs?rule_id=${run.rule_id}&limit=1`,
+          demoAccount.key,
+        );
+        assert.equal((latest.body as { data: { id: string }[] }).data[0]?.id, run.run_id);
+      }
+    },
+  );
 
   test("bad arguments exit non-zero with one line on stderr and nothing on stdout", TIMEOUT, async () => {
     assertRefused(
