@@ -3,7 +3,17 @@ import { after, before, describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import { type Database, rows } from "../../src/db/client.ts";
 import { createAuditWriter } from "../../src/http/audit.ts";
-import { bearer, createTestApp, openTestDatabase, seedAccount, silentLogger } from "../helpers/harness.ts";
+import { routes } from "../../src/routes/index.ts";
+import { API_PREFIX } from "../../src/routes/route-def.ts";
+import {
+  bearer,
+  createTestApp,
+  openTestDatabase,
+  sampleBody,
+  seedAccount,
+  seedAdRule,
+  silentLogger,
+} from "../helpers/harness.ts";
 
 let db: Database;
 before(async () => {
@@ -95,6 +105,39 @@ describe("audit log", () => {
     assert.ok(
       used?.last_used_at instanceof Date || typeof used?.last_used_at === "string",
       "last_used_at set",
+    );
+  });
+
+  test("every write leaves its audit row: each write route and method, with its scope and status", async () => {
+    const account = await seedAccount(db);
+    const key = await account.key(["*"]);
+    const app = await createTestApp(db);
+    const expected: Omit<AuditRow, "key_id" | "ip">[] = [];
+    for (const route of routes) {
+      for (const method of route.methods.filter((m) => m !== "GET")) {
+        const res = await app.inject({
+          method,
+          url: API_PREFIX + route.path,
+          headers: { ...bearer(key), "content-type": "application/json" },
+          payload: JSON.stringify(
+            await sampleBody(route.path, { newRule: () => seedAdRule(db, account.accountId) }),
+          ),
+        });
+        assert.equal(res.statusCode, 200, `${method} ${route.path}: ${res.body}`);
+        expected.push({ method, path: API_PREFIX + route.path, scope: route.scope, status: 200 });
+      }
+    }
+    await app.close();
+    await app.audit.close();
+    assert.ok(expected.length >= 12, "the write routes of the registry");
+    assert.deepEqual(
+      (await auditOf(account.accountId)).map(({ method, path, scope, status }) => ({
+        method,
+        path,
+        scope,
+        status,
+      })),
+      expected,
     );
   });
 
