@@ -94,8 +94,8 @@ function validate(route: RouteDef, request: FastifyRequest): unknown {
   }
   const parsed = route.input.safeParse(input);
   if (!parsed.success) {
-    // The required member itself being of the wrong kind is the spec's own "missing …" case (an
-    // unknown key inside it is not: that message names the key).
+    // The required member of the wrong kind is the spec's own "missing …" case; one malformed, too
+    // long or holding an unknown key gets the message that says so (unless `wholeValue`).
     const field = route.required?.field;
     const atField = parsed.error.issues.some(
       (i) =>

@@ -47,7 +47,8 @@ export const callsRoutes = [
     path: "/calls/recording",
     scope: "read:calls",
     input: z.object({ id: artifactId }),
-    required: { field: "id", error: "invalid_id" },
+    // SPEC: missing or not positive → invalid_id, whatever is wrong with it.
+    required: { field: "id", error: "invalid_id", wholeValue: true },
     description:
       "A playable link to a call's recording (id = the call's artifact_id): signed audio (and video) URLs valid one hour, which audio players can seek in; the API never returns the file itself. id missing or not positive → 400 invalid_id; a call that is not the account's → 403 forbidden; no file → 404 no_recording_available.",
     handler: async ({ tx, tenant, input, now, files }) => {

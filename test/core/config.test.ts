@@ -17,6 +17,10 @@ test("defaults follow CONTRACT.md", () => {
       logLevel: "info",
       statementTimeoutMs: 15_000,
       secretKeys: null,
+      rulesIntervalSeconds: 3600,
+      adNetwork: "meta",
+      metaApiUrl: "https://graph.facebook.com/v21.0",
+      metaAccessToken: null,
     },
   );
   assert.ok(Object.isFrozen(config));
@@ -32,8 +36,14 @@ test("values are read and checked; empty variables count as unset", () => {
     REDIS_URL: "redis://127.0.0.1:6379",
     LOG_LEVEL: "warn",
     DB_STATEMENT_TIMEOUT_MS: "",
+    RULES_INTERVAL_SECONDS: "0",
+    AD_NETWORK: "fake",
+    META_ACCESS_TOKEN: "EAAB-token",
   });
   assert.equal(config.port, 0);
+  assert.equal(config.rulesIntervalSeconds, 0);
+  assert.equal(config.adNetwork, "fake");
+  assert.equal(config.metaAccessToken, "EAAB-token");
   assert.equal(config.siteUrl, "https://track.example.com");
   assert.equal(config.databaseUrl, "postgres://u@h:5432/db");
   assert.equal(config.statementTimeoutMs, 15_000);
@@ -41,9 +51,10 @@ test("values are read and checked; empty variables count as unset", () => {
 
 test("an invalid environment names every bad variable", () => {
   assert.throws(
-    () => loadConfig({ PORT: "http", DATABASE_URL: "mysql://x", LOG_LEVEL: "loud" }),
+    () => loadConfig({ PORT: "http", DATABASE_URL: "mysql://x", LOG_LEVEL: "loud", AD_NETWORK: "tiktok" }),
     (err: Error) =>
       /PORT:/.test(err.message) &&
+      /AD_NETWORK:/.test(err.message) &&
       /DATABASE_URL: must start with postgres/.test(err.message) &&
       /LOG_LEVEL:/.test(err.message),
   );
