@@ -24,7 +24,7 @@ export function createGraphApiNetwork(options: GraphApiOptions): AdNetwork {
     if (target.platform !== "meta") throw new Error(`no ad network connector for ${target.platform}`);
     if (!/^[0-9]{1,32}$/.test(target.id)) throw new Error(`not a Meta object id: ${target.id}`);
     const token = await options.tokenFor(accountId);
-    if (!token) throw new Error("no Meta access token for this account");
+    if (!token) throw new Error("no Meta access token configured");
     const url = `${options.baseUrl.replace(/\/$/, "")}/${target.id}${init.query ? `?${init.query}` : ""}`;
     const response = await fetch(url, {
       method: init.method,

@@ -115,11 +115,7 @@ async function runAccount(deps: RuleEngineDeps, accountId: string, ruleId?: stri
     }
     const failed = actions.filter((a) => a.status === "failed").length;
     const status = plan.failure || failed > 0 ? "error" : "ok";
-    const summary =
-      plan.failure ??
-      (actions.length === 0
-        ? "no ad matched the conditions"
-        : `${plan.dryRun ? "would act" : "acted"} on ${actions.length} target${actions.length > 1 ? "s" : ""}${failed ? `, ${failed} failed (retried next run)` : ""}`);
+    const summary = plan.failure ?? summarize(actions, plan.dryRun);
     const metrics = {
       lookback_days: plan.window,
       ads: plan.figures.filter(
@@ -150,6 +146,19 @@ async function runAccount(deps: RuleEngineDeps, accountId: string, ruleId?: stri
     });
   }
   return outcomes;
+}
+
+function summarize(actions: readonly RecordedAction[], dryRun: boolean): string {
+  if (actions.length === 0) return "no ad matched the conditions";
+  if (dryRun) return `would act on ${actions.length} target${actions.length > 1 ? "s" : ""}`;
+  const count = (status: RecordedAction["status"]) => actions.filter((a) => a.status === status).length;
+  return [
+    `${count("done")} done`,
+    count("failed") > 0 ? `${count("failed")} failed (retried next run)` : "",
+    count("already_done") > 0 ? `${count("already_done")} already done today` : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
 }
 
 async function act(
