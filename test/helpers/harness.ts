@@ -134,6 +134,15 @@ export function useTestApp(options: TestAppOptions = {}) {
     get app() {
       return app;
     },
+    /** A request to /api/v1{url} with a bearer key and, when given, a JSON body. */
+    send(method: "GET" | "PUT" | "POST", url: string, key: string, body?: unknown) {
+      return app.inject({
+        method,
+        url: `/api/v1${url}`,
+        headers: body === undefined ? bearer(key) : { ...bearer(key), "content-type": "application/json" },
+        payload: body === undefined ? undefined : JSON.stringify(body),
+      });
+    },
     /** GET /api/v1{url} with a bearer key, on this file's app unless told. */
     async get(key: string, url: string, on: TestApp = app) {
       const r = await on.inject({ method: "GET", url: `/api/v1${url}`, headers: bearer(key) });

@@ -5,18 +5,11 @@ import { rows } from "../../src/db/client.ts";
 import type { ApiError } from "../../src/http/errors.ts";
 import type { Tenant } from "../../src/routes/route-def.ts";
 import { setRuleDryRun } from "../../src/rules/ad-rule-service.ts";
-import { bearer, seedAccount, seedAdRule, useTestApp } from "../helpers/harness.ts";
+import { seedAccount, seedAdRule, useTestApp } from "../helpers/harness.ts";
 
 const env = useTestApp();
 
-function send(method: "GET" | "PUT" | "POST", url: string, key: string, body?: unknown) {
-  return env.app.inject({
-    method,
-    url: `/api/v1${url}`,
-    headers: body === undefined ? bearer(key) : { ...bearer(key), "content-type": "application/json" },
-    payload: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
+const send = env.send;
 
 async function flagsOf(key: string, ruleId: string) {
   const rules = (await send("GET", "/ads/rules", key)).json().data as {

@@ -6,7 +6,7 @@ import { sql } from "drizzle-orm";
 import { labelSlug } from "../../src/creatives/uploads.ts";
 import { rows } from "../../src/db/client.ts";
 import type { ApiError } from "../../src/http/errors.ts";
-import { bearer, createTestFiles, seedAccount, TEST_SITE_URL, useTestApp } from "../helpers/harness.ts";
+import { createTestFiles, seedAccount, TEST_SITE_URL, useTestApp } from "../helpers/harness.ts";
 
 let now = new Date("2026-03-31T12:00:00Z");
 const clock = () => now;
@@ -15,14 +15,7 @@ const env = useTestApp({ clock, files });
 
 const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
 
-function post(url: string, key: string, body: unknown) {
-  return env.app.inject({
-    method: "POST",
-    url: `/api/v1${url}`,
-    headers: { ...bearer(key), "content-type": "application/json" },
-    payload: JSON.stringify(body),
-  });
-}
+const post = (url: string, key: string, body: unknown) => env.send("POST", url, key, body);
 
 /** PUT to an upload_url (relative to the test site). */
 function put(uploadUrl: string, contentType: string, body: Buffer, headers: Record<string, string> = {}) {

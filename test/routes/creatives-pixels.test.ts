@@ -270,13 +270,7 @@ const pixels: Fixture = {
 };
 
 describe("POST /creatives/requests/ack", () => {
-  const ack = (key: string, body: unknown) =>
-    env.app.inject({
-      method: "POST",
-      url: "/api/v1/creatives/requests/ack",
-      headers: { ...bearer(key), "content-type": "application/json" },
-      payload: JSON.stringify(body),
-    });
+  const ack = (key: string, body: unknown) => env.send("POST", "/creatives/requests/ack", key, body);
   const notified = async (key: string, status: string) =>
     Object.fromEntries(
       (

@@ -10,14 +10,7 @@ const now = new Date("2026-01-31T23:30:00Z");
 
 const env = useTestApp({ clock: () => now });
 
-function send(method: "GET" | "PUT" | "POST", url: string, key: string, body?: unknown) {
-  return env.app.inject({
-    method,
-    url: `/api/v1${url}`,
-    headers: body === undefined ? bearer(key) : { ...bearer(key), "content-type": "application/json" },
-    payload: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
+const send = env.send;
 
 describe("ICP criteria", () => {
   test("{} until set; PUT replaces the whole object; POST does the same", async () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { bearer, seedAccount, useTestApp } from "../helpers/harness.ts";
+import { seedAccount, useTestApp } from "../helpers/harness.ts";
 import { at, loadFixture } from "../helpers/report-fixtures.ts";
 
 const now = new Date("2026-03-31T12:00:00Z");
@@ -29,14 +29,7 @@ const twoSales = {
   ],
 };
 
-function send(method: "GET" | "PUT" | "POST", url: string, key: string, body?: unknown) {
-  return env.app.inject({
-    method,
-    url: `/api/v1${url}`,
-    headers: body === undefined ? bearer(key) : { ...bearer(key), "content-type": "application/json" },
-    payload: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
+const send = env.send;
 
 async function salesState(key: string) {
   const events = (await send("GET", "/events?type=sale&from=2026-03-01&to=2026-03-31", key)).json().data as {
