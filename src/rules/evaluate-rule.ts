@@ -86,6 +86,14 @@ export const actionTarget = (a: ProposedAction) =>
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
+/** Whether an ad is one the rule watches: its platform and campaign, when the rule names them. */
+export function inScope(rule: Pick<RuleDefinition, "platform" | "campaign_id">, ad: AdFigures): boolean {
+  return (
+    (rule.platform === null || ad.platform === rule.platform) &&
+    (rule.campaign_id === null || ad.campaign_id === rule.campaign_id)
+  );
+}
+
 export function isRuleType(type: string): type is RuleType {
   return Object.hasOwn(RULE_PARAMS, type);
 }
@@ -109,11 +117,7 @@ export function evaluateRule(rule: RuleDefinition, ads: readonly AdFigures[]): P
     throw new Error(
       `invalid params: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
     );
-  const scoped = ads.filter(
-    (a) =>
-      (rule.platform === null || a.platform === rule.platform) &&
-      (rule.campaign_id === null || a.campaign_id === rule.campaign_id),
-  );
+  const scoped = ads.filter((a) => inScope(rule, a));
   const pause = (a: AdFigures, reason: string): ProposedAction => ({
     action: "pause_ad",
     platform: a.platform,

@@ -4,12 +4,13 @@ import { enabledRules } from "../queries/enabled-rules.ts";
 import { insertRuleRun } from "../queries/insert-rule-run.ts";
 import { ruleAccounts } from "../queries/rule-accounts.ts";
 import { ruleTenant } from "../queries/rule-tenant.ts";
-import { reportWindow, startOfDay } from "../reports/window.ts";
+import { dateIn, reportWindow, startOfDay } from "../reports/window.ts";
 import type { AdNetwork } from "./ad-network.ts";
 import {
   type AdFigures,
   actionTarget,
   evaluateRule,
+  inScope,
   type ProposedAction,
   ruleLookbackDays,
 } from "./evaluate-rule.ts";
@@ -67,11 +68,8 @@ async function runAccount(deps: RuleEngineDeps, accountId: string, ruleId?: stri
   const plans = await deps.db.tenant(accountId, async (tx) => {
     const tenant = await ruleTenant(tx, accountId);
     if (!tenant) return [];
-    const today = reportWindow({}, tenant, now, 1);
-    const rules = await enabledRules(tx, accountId, {
-      since: startOfDay(today.from, tenant.timezone),
-      ruleId,
-    });
+    const since = startOfDay(dateIn(tenant.timezone, now), tenant.timezone);
+    const rules = await enabledRules(tx, accountId, { since, ruleId });
     const figuresByDays = new Map<number, AdFigures[]>();
     const planned = [];
     for (const rule of rules) {
@@ -118,11 +116,7 @@ async function runAccount(deps: RuleEngineDeps, accountId: string, ruleId?: stri
     const summary = plan.failure ?? summarize(actions, plan.dryRun);
     const metrics = {
       lookback_days: plan.window,
-      ads: plan.figures.filter(
-        (a) =>
-          (plan.rule.platform === null || a.platform === plan.rule.platform) &&
-          (plan.rule.campaign_id === null || a.campaign_id === plan.rule.campaign_id),
-      ),
+      ads: plan.figures.filter((a) => inScope(plan.rule, a)),
     };
     const runId = await deps.db.tenant(accountId, (tx) =>
       insertRuleRun(tx, accountId, {
