@@ -225,8 +225,9 @@ export const contacts = pgTable(
      * a search that matches no one reads every contact of the account, and one strpos over this
      * instead of four ILIKEs over the columns takes it from 56 to 17-22 ms (p50, PostgreSQL, 21,000
      * contacts). A filter before the exact ILIKEs, never instead of them (a fragment spanning two
-     * fields matches here, not there). No index: under row-level security PostgreSQL cannot use a
-     * trigram index for ILIKE or strpos (not leakproof).
+     * fields matches here, not there). Not a trigram index: under row-level security PostgreSQL
+     * cannot use one for ILIKE or strpos (not leakproof); contacts_search_idx (migration 0020,
+     * INCLUDE is beyond drizzle's schema) carries it, so a search reads the account's index range.
      */
     searchText: text("search_text")
       .notNull()
@@ -699,7 +700,7 @@ export const calls = pgTable(
     repId: text("rep_id"),
     /** Array of { ts, label, status }. */
     markers: jsonb("markers").notNull().default(sql`'[]'::jsonb`),
-    /** Normalized emails of the participants (contacts/calls looks calls up by email). */
+    /** Normalized emails of the participants (call_participants indexes them for contacts/calls). */
     participantEmails: text("participant_emails").array().notNull().default(sql`'{}'::text[]`),
     /** Object-store paths, inside the account's folder. */
     audioPath: text("audio_path"),
@@ -712,9 +713,30 @@ export const calls = pgTable(
     primaryKey({ columns: [t.accountId, t.artifactId] }),
     uniqueIndex("calls_external_uq").on(t.accountId, t.externalId),
     index("calls_starts_idx").on(t.accountId, t.startsAt),
-    // A contact's calls (contacts/calls): the participants' emails.
-    index("calls_participants_idx").using("gin", t.participantEmails),
+    // The /calls page (analyzed calls, newest first), cut from the index alone however deep the offset.
+    index("calls_analyzed_idx")
+      .on(t.accountId, sql`${t.startsAt} desc`, sql`${t.artifactId} desc`)
+      .where(sql`${t.callAnalysisId} is not null`),
   ],
+);
+
+/**
+ * One row per (call, participant email), kept by triggers on calls (migration 0020): contacts/calls
+ * finds an email's calls through this btree. A GIN index on calls.participant_emails cannot serve
+ * it: under row-level security PostgreSQL only uses an index for leakproof operators, and array
+ * containment is not one (text equality is).
+ */
+export const callParticipants = pgTable(
+  "call_participants",
+  {
+    accountId: accountRef(),
+    email: text("email").notNull(),
+    startsAt: at("starts_at").notNull(),
+    artifactId: bigint("artifact_id", { mode: "number" }).notNull(),
+  },
+  // No foreign key to calls: a cascade would look rows up by artifact id, which no index here
+  // serves; the delete trigger removes them by (account, email, …), the primary key's order.
+  (t) => [primaryKey({ columns: [t.accountId, t.email, t.startsAt, t.artifactId] })],
 );
 
 export const callTranscriptSegments = pgTable(

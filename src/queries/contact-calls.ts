@@ -8,7 +8,8 @@ export const CONTACT_CALLS_LOOKBACK_DAYS = 365;
 
 /**
  * The calls of the last 365 days (before `now`) in which `email` (normalized) took part, newest
- * first, in the call shape plus `contact_email`.
+ * first, in the call shape plus `contact_email`: the email's range of call_participants, then each
+ * call by its key.
  */
 export async function contactCalls(db: Sql, accountId: string, params: { email: string; now: Date }) {
   const since = new Date(params.now.getTime() - CONTACT_CALLS_LOOKBACK_DAYS * 86_400_000).toISOString();
@@ -16,12 +17,12 @@ export async function contactCalls(db: Sql, accountId: string, params: { email: 
     await rows<CallRow & { contact_email: string }>(
       db,
       sql`
-      select ${CALL_COLUMNS}, ${params.email}::text as contact_email
-      from calls c
-      where c.account_id = ${accountId}
-        and c.participant_emails @> array[${params.email}::text]
-        and c.starts_at >= ${since}::timestamptz
-      order by c.starts_at desc, c.artifact_id desc`,
+      select ${CALL_COLUMNS}, p.email as contact_email
+      from call_participants p
+      join calls c on c.account_id = ${accountId} and c.artifact_id = p.artifact_id
+      where p.account_id = ${accountId} and p.email = ${params.email}
+        and p.starts_at >= ${since}::timestamptz
+      order by p.starts_at desc, p.artifact_id desc`,
     ),
   );
 }

@@ -44,20 +44,35 @@ export async function contactsList(db: Sql, accountId: string, params: ContactsP
     await rows<ContactRow>(
       db,
       sql`
-      with page as (
+      with ${
+        pattern === null
+          ? sql``
+          : sql`hits as materialized (
+        -- The search first, over contacts_search_idx alone (migration 0020): strpos sifts the
+        -- account's entries (reading no other account's), then the exact ILIKEs read the rows it
+        -- kept, each by its key (lateral: never a scan of the table).
+        select h.id
+        from (
+          select s.id from contacts s
+          where s.account_id = ${accountId} and strpos(s.search_text, lower(${params.search})) > 0
+          offset 0 -- kept apart, so the planner cannot merge it with the exact test below
+        ) h
+        cross join lateral (
+          select 1 from contacts s
+          where s.account_id = ${accountId} and s.id = h.id
+            and (s.email ilike ${pattern} or s.name ilike ${pattern} or s.phone ilike ${pattern}
+                 or (s.first_name || ' ' || s.last_name) ilike ${pattern})
+          limit 1
+        ) exact
+      ),`
+      }
+      page as (
         -- Keys only: an index-only scan, however deep the offset.
         select a.contact_id, a.last_event_at
         from contact_activity a
-        ${pattern === null ? sql`` : sql`join contacts s on s.account_id = a.account_id and s.id = a.contact_id`}
+        ${pattern === null ? sql`` : sql`join hits h on h.id = a.contact_id`}
         where a.account_id = ${accountId}
           ${w ? sql`and a.last_event_at >= ${w.start}::timestamptz and a.last_event_at < ${w.end}::timestamptz` : sql``}
-          ${
-            pattern === null
-              ? sql``
-              : sql`and strpos(s.search_text, lower(${params.search})) > 0
-                    and (s.email ilike ${pattern} or s.name ilike ${pattern} or s.phone ilike ${pattern}
-                         or (s.first_name || ' ' || s.last_name) ilike ${pattern})`
-          }
         order by a.last_event_at desc nulls last, a.contact_id desc
         limit ${params.limit} offset ${params.offset}
       )

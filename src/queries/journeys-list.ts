@@ -69,10 +69,19 @@ export async function journeysPage(db: Sql, accountId: string, params: JourneysP
         -- Keys only: an index-only scan, however deep the offset.
         select a.contact_id, a.last_seen_at
         from contact_activity a
-        ${pattern === null ? sql`` : sql`join contacts s on s.account_id = a.account_id and s.id = a.contact_id`}
+        ${
+          pattern === null
+            ? sql``
+            : sql`join (
+              -- contacts_search_idx alone (migration 0020): the account's entries, not its rows.
+              -- The cheap strpos sifts them first (kept apart), the exact ILIKE decides.
+              select s.id, s.email from contacts s
+              where s.account_id = ${accountId} and strpos(s.search_text, lower(${params.search})) > 0
+              offset 0
+            ) s on s.id = a.contact_id and s.email ilike ${pattern}`
+        }
         where a.account_id = ${accountId} and a.last_seen_at is not null
           ${w ? sql`and a.last_seen_at >= ${w.start}::timestamptz and a.last_seen_at < ${w.end}::timestamptz` : sql``}
-          ${pattern === null ? sql`` : sql`and s.email ilike ${pattern}`}
         order by a.last_seen_at desc, a.contact_id desc
         limit ${params.limit} offset ${params.offset}
       )

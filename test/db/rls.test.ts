@@ -49,6 +49,7 @@ describe("row-level security", () => {
         "ads",
         "api_keys",
         "audit_log",
+        "call_participants",
         "call_transcript_segments",
         "calls",
         "contact_activity",

@@ -159,6 +159,43 @@ describe("GET /contacts/calls", () => {
     assert.deepEqual((await env.get(key, "/contacts/calls")).body, { data: [] });
     assert.equal((await env.get(key, "/contacts/calls?email=not-an-email")).status, 400);
   });
+
+  test("follows a call's participants and start through a re-import and a delete; never another account's", async () => {
+    const account = await seedAccount(env.db);
+    const other = await seedAccount(env.db);
+    await loadFixture(env.db, account.accountId, {
+      calls: [call("moved", "2026-06-01T10:00:00Z"), call("handed-over", "2026-06-02T10:00:00Z")],
+    });
+    await loadFixture(env.db, other.accountId, { calls: [call("theirs", "2026-06-03T10:00:00Z")] });
+    await loadFixture(env.db, account.accountId, {
+      calls: [
+        call("moved", "2026-06-05T10:00:00Z"),
+        call("handed-over", "2026-06-02T10:00:00Z", { participant_emails: ["bob@x.test"] }),
+      ],
+    });
+    const key = await account.key(["read:calls"]);
+    const of = async (email: string) =>
+      ((await env.get(key, `/contacts/calls?email=${email}`)).body.data as Record<string, unknown>[]).map(
+        (c) => [c.title, c.starts_at],
+      );
+    assert.deepEqual(await of("ann@x.test"), [["Call moved", "2026-06-05T10:00:00.000Z"]]);
+    assert.deepEqual(await of("bob@x.test"), [["Call handed-over", "2026-06-02T10:00:00.000Z"]]);
+
+    await env.db.admin(account.accountId, (tx) =>
+      tx.execute(sql`delete from calls where account_id = ${account.accountId} and external_id = 'moved'`),
+    );
+    assert.deepEqual(await of("ann@x.test"), []);
+    const left = await env.db.admin(account.accountId, (tx) =>
+      rows<{ email: string }>(
+        tx,
+        sql`select email from call_participants where account_id = ${account.accountId} order by email`,
+      ),
+    );
+    assert.deepEqual(
+      left.map((r) => r.email),
+      ["bob@x.test"],
+    );
+  });
 });
 
 describe("GET /calls/transcript", () => {
