@@ -24,6 +24,7 @@ import { type CollectServices, collectServicesFor } from "./ingest/collect-servi
 import { registerWebhookRoutes } from "./ingest/webhook-route.ts";
 import { API_PREFIX, type RouteDef } from "./routes/route-def.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
+import { registerTestUtmRoute } from "./tracking/test-utm-route.ts";
 
 const ALL_METHODS = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"] as const;
 
@@ -159,7 +160,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   deps.files.mount(app);
   registerUploadRoute(app, { db: deps.db, files: deps.files, clock });
   registerWebhookRoutes(app, { db: deps.db, secrets: deps.secrets, counters: deps.counters, clock });
-  registerCollectRoute(app, { ...collectServicesFor(deps.db, deps.collect), counters: deps.counters, clock });
+  const collect = collectServicesFor(deps.db, deps.collect);
+  registerCollectRoute(app, { ...collect, counters: deps.counters, clock });
+  registerTestUtmRoute(app, { accounts: collect.accounts, counters: deps.counters });
 
   return app;
 }
