@@ -28,6 +28,8 @@ export interface CustomerRow {
  * the contact's first CRM event and latest lead (docs/metrics.md "Contacts").
  */
 export async function contactsCustomers(db: Sql, accountId: string) {
+  // For this transaction only (SET LOCAL): tens of thousands of customers are sorted in memory.
+  await db.execute(sql`select set_config('work_mem', '32MB', true)`);
   return ownedRows(
     await rows<CustomerRow>(
       db,
@@ -51,7 +53,13 @@ export async function contactsCustomers(db: Sql, accountId: string) {
         coalesce(pr.products, '{}') as products,
         ${isoMs(sql`cu.created_at`)} as created_at
       from customers cu
-      join contacts c on c.account_id = cu.account_id and c.id = cu.contact_id
+      -- Each customer's contact by its key: reads only this account's customers' contacts, where a
+      -- hash join would scan every account's contacts.
+      join lateral (
+        select c.id, c.email, c.name, c.first_name, c.last_name, c.phone from contacts c
+        where c.account_id = ${accountId} and c.id = cu.contact_id
+        limit 1
+      ) c on true
       left join lateral (
         -- One pass over the contact's events for both: its first event and its latest lead.
         select
