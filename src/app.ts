@@ -26,6 +26,7 @@ import { API_PREFIX, type RouteDef } from "./routes/route-def.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
 import { registerTestUtmRoute } from "./tracking/test-utm-route.ts";
 import { registerTlsAskRoute } from "./tracking/tls-ask-route.ts";
+import { registerTrackScriptRoute } from "./tracking/track-script-route.ts";
 
 const ALL_METHODS = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"] as const;
 
@@ -164,6 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const collect = collectServicesFor(deps.db, deps.collect);
   registerCollectRoute(app, { ...collect, counters: deps.counters, clock });
   registerTestUtmRoute(app, { accounts: collect.accounts, counters: deps.counters });
+  registerTrackScriptRoute(app);
   registerTlsAskRoute(app, { accounts: collect.accounts });
 
   return app;

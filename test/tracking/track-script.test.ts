@@ -1,0 +1,414 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { gunzipSync } from "node:zlib";
+import { beaconSchema } from "../../src/ingest/beacon.ts";
+import { buildTrackScript, TRACK_SCRIPT_BUDGET, type TrackScript } from "../../src/tracking/track-script.ts";
+import {
+  classify,
+  contactOf,
+  cookieDomains,
+  decorate,
+  emailIn,
+  firstTouch,
+  isAdClick,
+  merge,
+  newId,
+  parseTouch,
+  type State,
+  textOf,
+  touchFields,
+} from "../../tracker/src/core.ts";
+import { createTestApp, openTestDatabase } from "../helpers/harness.ts";
+
+let served: TrackScript;
+let full: TrackScript;
+before(async () => {
+  [served, full] = await Promise.all([buildTrackScript(), buildTrackScript({ full: true })]);
+});
+
+describe("track.js build", () => {
+  test("the served script is under 5,000 bytes minified; the full variant adds its extras", () => {
+    assert.ok(
+      served.minifiedBytes < TRACK_SCRIPT_BUDGET,
+      `track.js is ${served.minifiedBytes} bytes minified (budget: under ${TRACK_SCRIPT_BUDGET})`,
+    );
+    assert.equal(served.minifiedBytes, Buffer.byteLength(served.code));
+    assert.equal(served.gzipBytes, served.gzip.length);
+    assert.equal(gunzipSync(served.gzip).toString(), served.code);
+    assert.match(served.etag, /^"[\w-]{27}"$/);
+    assert.doesNotMatch(served.code, /__tcfapi|XMLHttpRequest/);
+    assert.match(full.code, /__tcfapi/);
+    assert.match(full.code, /XMLHttpRequest/);
+    assert.ok(full.minifiedBytes > served.minifiedBytes);
+    assert.notEqual(full.etag, served.etag);
+  });
+
+  test("the same sources build the same bytes and ETag", async () => {
+    const again = await buildTrackScript();
+    assert.equal(again.code, served.code);
+    assert.equal(again.etag, served.etag);
+  });
+});
+
+describe("GET /api/track.js", () => {
+  let db: Awaited<ReturnType<typeof openTestDatabase>>;
+  let app: Awaited<ReturnType<typeof createTestApp>>;
+  before(async () => {
+    db = await openTestDatabase();
+    app = await createTestApp(db);
+  });
+  after(async () => {
+    await app.close();
+    await app.audit.close();
+    await db.close();
+  });
+
+  test("serves the built script, cacheable for an hour, with an ETag", async () => {
+    const res = await app.inject({ method: "GET", url: "/api/track.js" });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers["content-type"], "application/javascript; charset=utf-8");
+    assert.equal(res.headers["cache-control"], "public, max-age=3600");
+    assert.equal(res.headers.etag, served.etag);
+    assert.equal(res.headers["content-encoding"], undefined);
+    assert.equal(res.body, served.code);
+    const head = await app.inject({ method: "HEAD", url: "/api/track.js" });
+    assert.equal(head.statusCode, 200);
+    assert.equal(head.headers["cache-control"], "public, max-age=3600");
+    assert.equal(head.headers.etag, served.etag);
+  });
+
+  test("a matching If-None-Match answers 304 without a body", async () => {
+    for (const tag of [served.etag, `W/${served.etag}`, `"other", ${served.etag}`, "*"]) {
+      const res = await app.inject({
+        method: "GET",
+        url: "/api/track.js",
+        headers: { "if-none-match": tag },
+      });
+      assert.equal(res.statusCode, 304, tag);
+      assert.equal(res.body, "");
+      assert.equal(res.headers.etag, served.etag);
+      assert.equal(res.headers["cache-control"], "public, max-age=3600");
+    }
+    const stale = await app.inject({
+      method: "GET",
+      url: "/api/track.js",
+      headers: { "if-none-match": '"old"' },
+    });
+    assert.equal(stale.statusCode, 200);
+  });
+
+  test("gzip when accepted, under its own ETag", async () => {
+    const res = await app.inject({
+      method: "GET",
+      url: "/api/track.js",
+      headers: { "accept-encoding": "gzip, deflate, br" },
+    });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers["content-encoding"], "gzip");
+    assert.equal(res.headers.vary, "Accept-Encoding");
+    assert.notEqual(res.headers.etag, served.etag);
+    assert.equal(gunzipSync(res.rawPayload).toString(), served.code);
+    const again = await app.inject({
+      method: "GET",
+      url: "/api/track.js",
+      headers: { "accept-encoding": "gzip", "if-none-match": String(res.headers.etag) },
+    });
+    assert.equal(again.statusCode, 304);
+  });
+});
+
+const T0 = Date.UTC(2026, 4, 1, 9);
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+const AD_QUERY =
+  "?utm_source=facebook&utm_medium=paid&utm_campaign=Spring&utm_content=Video+3&utm_term=LAL" +
+  "&utm_campaign_id=120210000000001&utm_ad_id=120210000000003&utm_adset_id=120210000000002&fbclid=IwAR3xYZ_aBc-Def";
+const AD_TOUCH = {
+  source: "facebook",
+  medium: "paid",
+  campaign: "Spring",
+  content: "Video 3",
+  term: "LAL",
+  campaign_id: "120210000000001",
+  ad_id: "120210000000003",
+  adset_id: "120210000000002",
+  fbclid: "IwAR3xYZ_aBc-Def",
+};
+
+describe("tracker core: parameters", () => {
+  test("utm_* by exact name and click ids in any case; values as sent, decoded once", () => {
+    assert.deepEqual(parseTouch(AD_QUERY), AD_TOUCH);
+    assert.deepEqual(
+      parseTouch(
+        "?UTM_Source=x&utmSource=y&utm_channel=email&ScCid=Ab1&obOrigUrl=u&GCLID=Cj0&mc_cid=1&_hsenc=2",
+      ),
+      { channel: "email", sccid: "Ab1", oborigurl: "u", gclid: "Cj0" },
+    );
+    // Never lowercased, never decoded a second time; a repeated parameter keeps its first value.
+    assert.deepEqual(parseTouch("?fbclid=IwAR_MiXeD%2520case&fbclid=second"), {
+      fbclid: "IwAR_MiXeD%20case",
+    });
+    assert.equal(parseTouch(`?utm_campaign=${"x".repeat(600)}`).campaign?.length, 500);
+    assert.deepEqual(parseTouch("?utm_source=&gclid="), {});
+  });
+
+  test("an ad click: ad ids, click ids or a paid medium, never a utm_channel link", () => {
+    assert.equal(isAdClick({ medium: "paid_social" }), true);
+    assert.equal(isAdClick({ medium: "CPC" }), true);
+    assert.equal(isAdClick({ gclid: "x" }), true);
+    assert.equal(isAdClick({ adset_id: "1" }), true);
+    assert.equal(isAdClick({ source: "newsletter", medium: "email", campaign: "may" }), false);
+    assert.equal(isAdClick({ channel: "email", ad_id: "1" }), false);
+    assert.equal(isAdClick({}), false);
+  });
+
+  test("the beacon's utm, ad_ids and click_ids of a touch validate against the collect schema", () => {
+    const fields = touchFields({ ...AD_TOUCH, channel: "email", gclid: "Cj0K" });
+    assert.deepEqual(fields, {
+      utm: {
+        source: "facebook",
+        medium: "paid",
+        campaign: "Spring",
+        content: "Video 3",
+        term: "LAL",
+        channel: "email",
+      },
+      ad_ids: { campaign_id: "120210000000001", ad_id: "120210000000003", adset_id: "120210000000002" },
+      click_ids: { fbclid: "IwAR3xYZ_aBc-Def", gclid: "Cj0K" },
+    });
+    const beacon = {
+      type: "page_view",
+      id: newId(),
+      visitor_id: newId(),
+      url: "https://example.com/",
+      ...fields,
+    };
+    assert.equal(beaconSchema.safeParse(beacon).success, true);
+    const every = parseTouch(
+      "?gclid=a&gbraid=a&wbraid=a&dclid=a&gclsrc=a&gad_source=a&gad_campaignid=a&fbclid=a&msclkid=a&ttclid=a&li_fat_id=a&twclid=a",
+    );
+    assert.equal(beaconSchema.safeParse({ ...beacon, ...touchFields(every) }).success, true);
+    for (const name of Object.keys(
+      parseTouch("?ScCid=a&epik=a&rdt_cid=a&qclid=a&tblci=a&dicbo=a&obOrigUrl=a&yclid=a"),
+    ))
+      assert.match(name, /^[a-z_]{2,24}$/);
+  });
+
+  test("ids are 8 to 64 characters of [A-Za-z0-9_-]", () => {
+    for (let i = 0; i < 200; i++) assert.match(newId(), /^[A-Za-z0-9_-]{8,64}$/);
+  });
+});
+
+describe("tracker core: channel versus ad (merge)", () => {
+  const adClick = () => merge(undefined, parseTouch(AD_QUERY), T0);
+
+  test("a first ad click: a visitor, a session and the whole attribution", () => {
+    const state = adClick();
+    assert.match(state.v, /^[a-z0-9]{8,64}$/);
+    assert.match(state.s, /^[a-z0-9]{8,64}$/);
+    assert.deepEqual({ ...state, v: "V", s: "S" }, { v: "V", s: "S", u: T0, l: AD_TOUCH, t: T0, p: 1 });
+  });
+
+  test("an email click after an ad click: source and medium follow, campaign and ids stay", () => {
+    const first = adClick();
+    const state = merge(
+      first,
+      parseTouch("?utm_source=newsletter&utm_medium=email&utm_campaign=may"),
+      T0 + DAY,
+    );
+    assert.deepEqual(state.l, {
+      source: "newsletter",
+      medium: "email",
+      campaign: "Spring",
+      content: "Video 3",
+      term: "LAL",
+      campaign_id: "120210000000001",
+      ad_id: "120210000000003",
+      adset_id: "120210000000002",
+      fbclid: "IwAR3xYZ_aBc-Def",
+    });
+    assert.equal(state.p, 1);
+    assert.equal(state.t, T0 + DAY);
+    assert.equal(state.v, first.v);
+  });
+
+  test("utm_channel=email records the assist and changes nothing else", () => {
+    const first = adClick();
+    const state = merge(structuredClone(first), parseTouch("?utm_channel=email"), T0 + DAY);
+    assert.deepEqual(state, { ...first, s: state.s, u: T0 + DAY, a: "email" });
+    // With a source on the same link, source and medium follow (the medium it carries: none).
+    const sourced = merge(structuredClone(first), parseTouch("?utm_channel=email&utm_source=crm"), T0 + DAY);
+    assert.deepEqual(sourced.l, { ...AD_TOUCH, source: "crm", medium: undefined });
+    assert.equal(sourced.a, "email");
+  });
+
+  test("a new ad click replaces everything", () => {
+    const first = merge(adClick(), parseTouch("?utm_source=newsletter&utm_medium=email"), T0 + DAY);
+    const state = merge(
+      first,
+      parseTouch("?utm_source=google&utm_medium=cpc&utm_campaign=Brand&gclid=Cj0KCQ"),
+      T0 + 2 * DAY,
+    );
+    assert.deepEqual(state.l, { source: "google", medium: "cpc", campaign: "Brand", gclid: "Cj0KCQ" });
+    assert.equal(state.p, 1);
+  });
+
+  test("without an ad click held, the latest touch is the attribution", () => {
+    const email = merge(
+      undefined,
+      parseTouch("?utm_source=newsletter&utm_medium=email&utm_campaign=may"),
+      T0,
+    );
+    assert.deepEqual(email.l, { source: "newsletter", medium: "email", campaign: "may" });
+    assert.equal(email.p, 0);
+    const bio = merge(email, parseTouch("?utm_source=instagram&utm_medium=bio"), T0 + MINUTE);
+    assert.deepEqual(bio.l, { source: "instagram", medium: "bio" });
+  });
+
+  test("a page without parameters keeps everything; 30 days after its touch the attribution ends", () => {
+    const first = adClick();
+    const later = merge(structuredClone(first), {}, T0 + 29 * DAY);
+    assert.deepEqual(later.l, AD_TOUCH);
+    assert.equal(later.t, T0);
+    const expired = merge(later, {}, T0 + 31 * DAY);
+    assert.deepEqual(expired.l, {});
+    assert.equal(expired.p, 0);
+    assert.equal(expired.v, first.v);
+  });
+
+  test("a session lasts while pages come within 30 minutes", () => {
+    const first = adClick();
+    const same = merge(structuredClone(first), {}, T0 + 29 * MINUTE);
+    assert.equal(same.s, first.s);
+    const next = merge(structuredClone(same), {}, T0 + 29 * MINUTE + 31 * MINUTE);
+    assert.notEqual(next.s, first.s);
+    assert.equal(next.v, first.v);
+  });
+
+  test("a state read back from the cookie (JSON) merges the same", () => {
+    const first = adClick();
+    const state = merge(JSON.parse(JSON.stringify(first)) as State, parseTouch("?utm_channel=email"), T0 + 1);
+    assert.deepEqual(state.l, AD_TOUCH);
+  });
+});
+
+describe("tracker core: first touch", () => {
+  test("kept while held (its cookies last a year)", () => {
+    assert.equal(
+      firstTouch("facebook", parseTouch("?utm_source=google&utm_medium=cpc"), "", "shop.example.com"),
+      undefined,
+    );
+  });
+
+  test("a first visit with UTMs records them", () => {
+    assert.deepEqual(
+      firstTouch(undefined, AD_TOUCH, "https://m.facebook.com/", "shop.example.com"),
+      AD_TOUCH,
+    );
+  });
+
+  test("a first visit without UTMs: the referrer's host and referral, or direct and none", () => {
+    assert.deepEqual(firstTouch(undefined, {}, "https://www.google.com/search?q=x", "shop.example.com"), {
+      source: "www.google.com",
+      medium: "referral",
+    });
+    assert.deepEqual(firstTouch(undefined, {}, "", "shop.example.com"), { source: "direct", medium: "none" });
+    assert.deepEqual(
+      firstTouch(undefined, { gclid: "x" }, "https://shop.example.com/a", "shop.example.com"),
+      {
+        source: "direct",
+        medium: "none",
+      },
+    );
+  });
+});
+
+describe("tracker core: cookie domain candidates", () => {
+  test("from two labels outward, at most 8; none for localhost, an IP address or a single label", () => {
+    assert.deepEqual(cookieDomains("www.shop.example.co.uk"), [
+      "co.uk",
+      "example.co.uk",
+      "shop.example.co.uk",
+      "www.shop.example.co.uk",
+    ]);
+    assert.deepEqual(cookieDomains("x.github.io"), ["github.io", "x.github.io"]);
+    assert.deepEqual(cookieDomains("example.com"), ["example.com"]);
+    assert.deepEqual(cookieDomains("localhost"), []);
+    assert.deepEqual(cookieDomains("intranet"), []);
+    assert.deepEqual(cookieDomains("127.0.0.1"), []);
+    assert.deepEqual(cookieDomains("[::1]"), []);
+    const deep = cookieDomains("a.b.c.d.e.f.g.h.i.j.example.com");
+    assert.equal(deep.length, 8);
+    assert.equal(deep[0], "example.com");
+  });
+});
+
+describe("tracker core: decoration and vendor messages", () => {
+  const fields = { utm_source: "facebook", utm_campaign: "Spring launch", utm_ad_id: "3" };
+
+  test("a parameter is replaced, never repeated; Typeform takes them in the hash", () => {
+    assert.equal(
+      decorate(
+        "https://calendly.com/acme/30min?utm_source=site&month=2026-05",
+        fields,
+        "https://example.com/",
+      ),
+      "https://calendly.com/acme/30min?utm_source=facebook&month=2026-05&utm_campaign=Spring+launch&utm_ad_id=3",
+    );
+    assert.equal(
+      decorate(
+        "https://form.typeform.com/to/abc?typeform-embed=x#email=a%40b.c&utm_source=old",
+        fields,
+        "https://e.com/",
+      ),
+      "https://form.typeform.com/to/abc?typeform-embed=x#email=a%40b.c&utm_source=facebook&utm_campaign=Spring+launch&utm_ad_id=3",
+    );
+    const once = decorate("https://tally.so/r/abc", fields, "https://e.com/");
+    assert.equal(decorate(once, fields, "https://e.com/"), once);
+  });
+
+  test("the message shapes of TRACKING §2, as objects, JSON strings and arrays", () => {
+    const kind = (data: unknown) => classify(textOf(data));
+    assert.equal(kind({ event: "calendly.event_scheduled", payload: { invitee: { uri: "u" } } }), "booking");
+    assert.equal(kind({ event: "calendly.date_and_time_selected" }), undefined);
+    assert.equal(kind({ type: "bookingSuccessfulV2", namespace: "", data: { uid: "x" } }), "booking");
+    assert.equal(kind({ type: "bookingSuccessful", data: {} }), "booking");
+    assert.equal(kind({ type: "rescheduleBookingSuccessfulV2" }), "booking");
+    assert.equal(kind({ type: "dryRunBookingSuccessfulV2" }), undefined);
+    assert.equal(kind({ type: "form-submit", embedId: "e", responseId: "r" }), "form_submit");
+    assert.equal(kind({ type: "form-ready" }), undefined);
+    assert.equal(kind({ type: "hsFormCallback", eventName: "onFormSubmitted", id: "g" }), "form_submit");
+    assert.equal(kind({ type: "hsFormCallback", eventName: "onFormReady" }), undefined);
+    assert.equal(
+      kind(JSON.stringify({ event: "Tally.FormSubmitted", payload: { formId: "f" } })),
+      "form_submit",
+    );
+    assert.equal(kind({ action: "submission-completed", formID: "1" }), "form_submit");
+    assert.equal(kind({ type: "form_submit", submissionUuid: "u" }), "form_submit");
+    assert.equal(kind(["set-sticky-contacts", "_ud", '{"email":"a@b.co"}', "loc", "sub"]), "form_submit");
+    assert.equal(kind(["set-sticky-contacts", "embedded_iframe_x", "{}"]), undefined);
+    assert.equal(kind(["msgsndr-booking-complete", { calendarId: "c" }]), "booking");
+    assert.equal(kind({ type: "oncehub.booking.scheduled", payload: {} }), "booking");
+    assert.equal(kind({ type: "oncehub.form.completed" }), "form_submit");
+    for (const noise of ["[iFrameSizer]frame:300", "setHeight:420", "{not json", null, 7, undefined])
+      assert.equal(kind(noise), undefined, String(noise));
+  });
+
+  test("emails in payloads and form fields; a form's contact", () => {
+    assert.equal(
+      emailIn(textOf(["set-sticky-contacts", "_ud", '{"email":"Lead@Example.com"}'])),
+      "Lead@Example.com",
+    );
+    assert.equal(emailIn("name=Jo&email=jo.doe+ads@mail.example.co.uk"), "jo.doe+ads@mail.example.co.uk");
+    assert.deepEqual(
+      contactOf([
+        ["first_name", "text", " Jo "],
+        ["company_name", "text", "Acme"],
+        ["your-email", "email", "jo@example.com"],
+        ["tel", "tel", "+33 6 12 34 56 78"],
+        ["password", "password", "hunter2"],
+      ]),
+      { name: "Jo", email: "jo@example.com", phone: "+33 6 12 34 56 78" },
+    );
+  });
+});
