@@ -1,26 +1,16 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
-import { type Database, rows } from "../../src/db/client.ts";
+import { rows } from "../../src/db/client.ts";
 import { createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
-import { createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+import { seedAccount, useTestApp } from "../helpers/harness.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { counters: createMemoryCounterStore() });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
+const env = useTestApp({ counters: createMemoryCounterStore() });
 
 let ip = 0;
 function call(method: "GET" | "POST", url: string, payload?: string, remoteAddress?: string) {
   ip += 1;
-  return app.inject({
+  return env.app.inject({
     method,
     url,
     ...(payload === undefined ? {} : { payload, headers: { "content-type": "application/json" } }),
@@ -34,7 +24,7 @@ const AD_QUERY =
 
 describe("GET|POST /api/webhook/test-utm", () => {
   test("GET grades the query's parameters: grade, summary, found, missing, warnings, fields", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const res = await call("GET", `/api/webhook/test-utm?client_key=${account.clientKey}&${AD_QUERY}`);
     assert.equal(res.statusCode, 200);
     const body = res.json();
@@ -47,7 +37,7 @@ describe("GET|POST /api/webhook/test-utm", () => {
   });
 
   test("GET with a whole ad url grades its query; a macro left in it is caught", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const url = encodeURIComponent(
       "https://shop.example.co.uk/offer?utm_source=facebook&utm_medium=paid&utm_campaign=%7B%7Bcampaign.name%7D%7D&utm_content=Video&utm_term=LAL",
     );
@@ -60,7 +50,7 @@ describe("GET|POST /api/webhook/test-utm", () => {
   });
 
   test("POST grades the JSON body a form tool would send, echoes the email, and writes nothing", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const res = await call(
       "POST",
       `/api/webhook/test-utm?client_key=${account.clientKey}`,
@@ -77,7 +67,7 @@ describe("GET|POST /api/webhook/test-utm", () => {
     assert.equal(body.grade, "D");
     assert.deepEqual(body.found, ["utm_source", "utm_campaign"]);
     assert.match(body.warnings.join("\n"), /"utmMedium" is not recognized: rename it "utm_medium"/);
-    const written = await db.admin(account.accountId, (tx) =>
+    const written = await env.db.admin(account.accountId, (tx) =>
       rows<{ n: number }>(
         tx,
         sql`select (select count(*) from contacts where account_id = ${account.accountId})::int
@@ -89,7 +79,7 @@ describe("GET|POST /api/webhook/test-utm", () => {
   });
 
   test("a missing or unknown client_key, a bad email, a bad url or a non-object body → 400 naming it", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const cases: [ReturnType<typeof call>, RegExp][] = [
       [call("GET", `/api/webhook/test-utm?${AD_QUERY}`), /client_key: is required/],
       [
@@ -130,7 +120,7 @@ describe("GET|POST /api/webhook/test-utm", () => {
   });
 
   test("more than 60 requests a minute from one address → 429 rate_limited", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(env.db);
     const statuses: number[] = [];
     for (let i = 0; i < 60; i++)
       statuses.push(

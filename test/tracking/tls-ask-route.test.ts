@@ -1,28 +1,17 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { addDomain } from "../../src/admin/domains.ts";
-import type { Database } from "../../src/db/client.ts";
 import { createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
-import { createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+import { seedAccount, useTestApp } from "../helpers/harness.ts";
 
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
-before(async () => {
-  db = await openTestDatabase();
-  app = await createTestApp(db, { counters: createMemoryCounterStore() });
-});
-after(async () => {
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
+const env = useTestApp({ counters: createMemoryCounterStore() });
 
 const ask = (domain: string) =>
-  app.inject({ method: "GET", url: `/api/tls/ask?domain=${encodeURIComponent(domain)}` });
+  env.app.inject({ method: "GET", url: `/api/tls/ask?domain=${encodeURIComponent(domain)}` });
 
 test("the TLS ask endpoint says yes only for a registered first-party host", async () => {
-  const account = await seedAccount(db);
-  await addDomain(db, { account: account.accountId, host: "track.shop-ask.example.co.uk" });
+  const account = await seedAccount(env.db);
+  await addDomain(env.db, { account: account.accountId, host: "track.shop-ask.example.co.uk" });
 
   const yes = await ask("track.shop-ask.example.co.uk");
   assert.equal(yes.statusCode, 200);
@@ -42,5 +31,5 @@ test("the TLS ask endpoint says yes only for a registered first-party host", asy
     assert.equal(no.statusCode, 404, other);
     assert.equal(no.json().registered, false);
   }
-  assert.equal((await app.inject({ method: "GET", url: "/api/tls/ask" })).statusCode, 404);
+  assert.equal((await env.app.inject({ method: "GET", url: "/api/tls/ask" })).statusCode, 404);
 });
