@@ -3,6 +3,16 @@ import { z } from "zod";
 const token = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "must be 8–64 characters of [A-Za-z0-9_-]");
 const short = z.string().trim().max(500).optional();
 const platformId = z.string().trim().max(64).optional();
+/** What a visitor typed: cut to size rather than refused, so a long name never loses a lead. */
+const clipped = (max: number) =>
+  z
+    .string()
+    .trim()
+    .transform((s) => s.slice(0, max))
+    .optional();
+
+const UTM_PARAMS = new Set(["source", "medium", "campaign", "content", "term", "channel"]);
+const AD_ID_PARAMS = new Set(["campaign_id", "adset_id", "ad_id"]);
 
 /**
  * A tracking-script beacon (sent as text/plain JSON). Strict: an unknown member is refused, so a
@@ -50,19 +60,54 @@ export const beaconSchema = z
     contact: z
       .object({
         email: z.string().trim().max(320).optional(),
-        phone: z.string().trim().max(40).optional(),
-        name: z.string().trim().max(200).optional(),
-        first_name: z.string().trim().max(100).optional(),
-        last_name: z.string().trim().max(100).optional(),
+        phone: clipped(40),
+        name: clipped(200),
+        first_name: clipped(100),
+        last_name: clipped(100),
       })
       .strict()
       .optional(),
     form: z
-      .object({ title: z.string().trim().max(200).optional() })
+      .object({ title: clipped(200) })
       .strict()
       .optional(),
+    /**
+     * The ad's parameters as the page's URL carried them (`utm_source`, `utm_ad_id`, `gclid`…): the
+     * tracking script sends them by name and they are sorted here into `utm`, `ad_ids` and
+     * `click_ids`, which keeps that table out of the script's size budget.
+     */
+    params: z
+      .record(z.string().regex(/^[a-z_]{2,24}$/, "parameter names are lower-case words"), z.string().max(500))
+      .refine((p) => Object.keys(p).length <= 24, "at most 24 parameters")
+      .optional(),
   })
-  .strict();
+  .strict()
+  .transform(({ params, ...beacon }, ctx) => {
+    if (!params) return beacon;
+    const utm: Record<string, string> = {};
+    const adIds: Record<string, string> = {};
+    const clickIds: Record<string, string> = {};
+    for (const [name, value] of Object.entries(params)) {
+      const key = name.replace(/^utm_/, "");
+      if (!name.startsWith("utm_")) clickIds[name] = value;
+      else if (AD_ID_PARAMS.has(key)) adIds[key] = value;
+      else if (UTM_PARAMS.has(key)) utm[key] = value;
+      else {
+        ctx.addIssue({ code: "custom", path: ["params", name], message: "not a tracked utm parameter" });
+        return z.NEVER;
+      }
+    }
+    if (Object.keys(clickIds).length > 12) {
+      ctx.addIssue({ code: "custom", path: ["params"], message: "at most 12 click ids" });
+      return z.NEVER;
+    }
+    return {
+      ...beacon,
+      utm: { ...beacon.utm, ...utm },
+      ad_ids: { ...beacon.ad_ids, ...adIds },
+      click_ids: { ...beacon.click_ids, ...clickIds },
+    };
+  });
 
 export type Beacon = z.output<typeof beaconSchema>;
 

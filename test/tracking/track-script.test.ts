@@ -16,7 +16,6 @@ import {
   parseTouch,
   type State,
   textOf,
-  touchFields,
 } from "../../tracker/src/core.ts";
 import { createTestApp, openTestDatabase } from "../helpers/harness.ts";
 
@@ -36,9 +35,11 @@ describe("track.js build", () => {
     assert.equal(served.gzipBytes, served.gzip.length);
     assert.equal(gunzipSync(served.gzip).toString(), served.code);
     assert.match(served.etag, /^"[\w-]{27}"$/);
-    assert.doesNotMatch(served.code, /__tcfapi|XMLHttpRequest/);
-    assert.match(full.code, /__tcfapi/);
+    // Submission method 4 and single-page page views are the full variant's; TCF is in both.
+    assert.doesNotMatch(served.code, /XMLHttpRequest|keepalive|data-decorate/);
+    assert.match(served.code, /__tcfapi/);
     assert.match(full.code, /XMLHttpRequest/);
+    assert.match(full.code, /keepalive/);
     assert.ok(full.minifiedBytes > served.minifiedBytes);
     assert.notEqual(full.etag, served.etag);
   });
@@ -124,14 +125,14 @@ const AD_QUERY =
   "?utm_source=facebook&utm_medium=paid&utm_campaign=Spring&utm_content=Video+3&utm_term=LAL" +
   "&utm_campaign_id=120210000000001&utm_ad_id=120210000000003&utm_adset_id=120210000000002&fbclid=IwAR3xYZ_aBc-Def";
 const AD_TOUCH = {
-  source: "facebook",
-  medium: "paid",
-  campaign: "Spring",
-  content: "Video 3",
-  term: "LAL",
-  campaign_id: "120210000000001",
-  ad_id: "120210000000003",
-  adset_id: "120210000000002",
+  utm_source: "facebook",
+  utm_medium: "paid",
+  utm_campaign: "Spring",
+  utm_content: "Video 3",
+  utm_term: "LAL",
+  utm_campaign_id: "120210000000001",
+  utm_ad_id: "120210000000003",
+  utm_adset_id: "120210000000002",
   fbclid: "IwAR3xYZ_aBc-Def",
 };
 
@@ -142,29 +143,38 @@ describe("tracker core: parameters", () => {
       parseTouch(
         "?UTM_Source=x&utmSource=y&utm_channel=email&ScCid=Ab1&obOrigUrl=u&GCLID=Cj0&mc_cid=1&_hsenc=2",
       ),
-      { channel: "email", sccid: "Ab1", oborigurl: "u", gclid: "Cj0" },
+      { utm_channel: "email", sccid: "Ab1", oborigurl: "u", gclid: "Cj0" },
     );
     // Never lowercased, never decoded a second time; a repeated parameter keeps its first value.
     assert.deepEqual(parseTouch("?fbclid=IwAR_MiXeD%2520case&fbclid=second"), {
       fbclid: "IwAR_MiXeD%20case",
     });
-    assert.equal(parseTouch(`?utm_campaign=${"x".repeat(600)}`).campaign?.length, 500);
+    assert.equal(parseTouch(`?utm_campaign=${"x".repeat(600)}`).utm_campaign?.length, 500);
     assert.deepEqual(parseTouch("?utm_source=&gclid="), {});
   });
 
   test("an ad click: ad ids, click ids or a paid medium, never a utm_channel link", () => {
-    assert.equal(isAdClick({ medium: "paid_social" }), true);
-    assert.equal(isAdClick({ medium: "CPC" }), true);
+    assert.equal(isAdClick({ utm_medium: "paid_social" }), true);
+    assert.equal(isAdClick({ utm_medium: "CPC" }), true);
     assert.equal(isAdClick({ gclid: "x" }), true);
-    assert.equal(isAdClick({ adset_id: "1" }), true);
-    assert.equal(isAdClick({ source: "newsletter", medium: "email", campaign: "may" }), false);
-    assert.equal(isAdClick({ channel: "email", ad_id: "1" }), false);
+    assert.equal(isAdClick({ utm_adset_id: "1" }), true);
+    assert.equal(isAdClick({ utm_source: "newsletter", utm_medium: "email", utm_campaign: "may" }), false);
+    assert.equal(isAdClick({ utm_channel: "email", utm_ad_id: "1" }), false);
     assert.equal(isAdClick({}), false);
   });
 
-  test("the beacon's utm, ad_ids and click_ids of a touch validate against the collect schema", () => {
-    const fields = touchFields({ ...AD_TOUCH, channel: "email", gclid: "Cj0K" });
-    assert.deepEqual(fields, {
+  test("a beacon's params are sorted by the service into utm, ad_ids and click_ids", () => {
+    const parsed = beaconSchema.safeParse({
+      type: "form_submit",
+      visitor_id: newId(),
+      url: "https://example.com/",
+      params: { ...AD_TOUCH, utm_channel: "email", gclid: "Cj0K" },
+    });
+    assert.equal(parsed.success, true);
+    assert.deepEqual(parsed.data, {
+      type: "form_submit",
+      visitor_id: parsed.data?.visitor_id,
+      url: "https://example.com/",
       utm: {
         source: "facebook",
         medium: "paid",
@@ -176,22 +186,19 @@ describe("tracker core: parameters", () => {
       ad_ids: { campaign_id: "120210000000001", ad_id: "120210000000003", adset_id: "120210000000002" },
       click_ids: { fbclid: "IwAR3xYZ_aBc-Def", gclid: "Cj0K" },
     });
-    const beacon = {
-      type: "page_view",
-      id: newId(),
-      visitor_id: newId(),
-      url: "https://example.com/",
-      ...fields,
-    };
-    assert.equal(beaconSchema.safeParse(beacon).success, true);
+    // Every click id of TRACKING §5 passes, in the case the script names it.
     const every = parseTouch(
-      "?gclid=a&gbraid=a&wbraid=a&dclid=a&gclsrc=a&gad_source=a&gad_campaignid=a&fbclid=a&msclkid=a&ttclid=a&li_fat_id=a&twclid=a",
+      "?gclid=a&gbraid=a&wbraid=a&dclid=a&gclsrc=a&gad_source=a&gad_campaignid=a&fbclid=a&msclkid=a&ttclid=a&li_fat_id=a&twclid=a" +
+        "&ScCid=a&epik=a&rdt_cid=a&qclid=a&tblci=a&dicbo=a&obOrigUrl=a&yclid=a&irclickid=a&irclid=a&cjevent=a",
     );
-    assert.equal(beaconSchema.safeParse({ ...beacon, ...touchFields(every) }).success, true);
-    for (const name of Object.keys(
-      parseTouch("?ScCid=a&epik=a&rdt_cid=a&qclid=a&tblci=a&dicbo=a&obOrigUrl=a&yclid=a"),
-    ))
-      assert.match(name, /^[a-z_]{2,24}$/);
+    assert.equal(Object.keys(every).length, 23);
+    for (const name of Object.keys(every)) assert.match(name, /^[a-z_]{2,24}$/);
+    const base = { type: "page_view", visitor_id: newId(), url: "https://example.com/" };
+    assert.equal(beaconSchema.safeParse({ ...base, params: { gclid: "a", fbclid: "b" } }).success, true);
+    // Refused: an untracked utm_ name, a name in capitals, more than 12 click ids.
+    assert.equal(beaconSchema.safeParse({ ...base, params: { utm_foo: "a" } }).success, false);
+    assert.equal(beaconSchema.safeParse({ ...base, params: { GCLID: "a" } }).success, false);
+    assert.equal(beaconSchema.safeParse({ ...base, params: every }).success, false);
   });
 
   test("ids are 8 to 64 characters of [A-Za-z0-9_-]", () => {
@@ -217,14 +224,14 @@ describe("tracker core: channel versus ad (merge)", () => {
       T0 + DAY,
     );
     assert.deepEqual(state.l, {
-      source: "newsletter",
-      medium: "email",
-      campaign: "Spring",
-      content: "Video 3",
-      term: "LAL",
-      campaign_id: "120210000000001",
-      ad_id: "120210000000003",
-      adset_id: "120210000000002",
+      utm_source: "newsletter",
+      utm_medium: "email",
+      utm_campaign: "Spring",
+      utm_content: "Video 3",
+      utm_term: "LAL",
+      utm_campaign_id: "120210000000001",
+      utm_ad_id: "120210000000003",
+      utm_adset_id: "120210000000002",
       fbclid: "IwAR3xYZ_aBc-Def",
     });
     assert.equal(state.p, 1);
@@ -238,7 +245,7 @@ describe("tracker core: channel versus ad (merge)", () => {
     assert.deepEqual(state, { ...first, s: state.s, u: T0 + DAY, a: "email" });
     // With a source on the same link, source and medium follow (the medium it carries: none).
     const sourced = merge(structuredClone(first), parseTouch("?utm_channel=email&utm_source=crm"), T0 + DAY);
-    assert.deepEqual(sourced.l, { ...AD_TOUCH, source: "crm", medium: undefined });
+    assert.deepEqual(sourced.l, { ...AD_TOUCH, utm_source: "crm", utm_medium: undefined });
     assert.equal(sourced.a, "email");
   });
 
@@ -249,7 +256,12 @@ describe("tracker core: channel versus ad (merge)", () => {
       parseTouch("?utm_source=google&utm_medium=cpc&utm_campaign=Brand&gclid=Cj0KCQ"),
       T0 + 2 * DAY,
     );
-    assert.deepEqual(state.l, { source: "google", medium: "cpc", campaign: "Brand", gclid: "Cj0KCQ" });
+    assert.deepEqual(state.l, {
+      utm_source: "google",
+      utm_medium: "cpc",
+      utm_campaign: "Brand",
+      gclid: "Cj0KCQ",
+    });
     assert.equal(state.p, 1);
   });
 
@@ -259,10 +271,10 @@ describe("tracker core: channel versus ad (merge)", () => {
       parseTouch("?utm_source=newsletter&utm_medium=email&utm_campaign=may"),
       T0,
     );
-    assert.deepEqual(email.l, { source: "newsletter", medium: "email", campaign: "may" });
+    assert.deepEqual(email.l, { utm_source: "newsletter", utm_medium: "email", utm_campaign: "may" });
     assert.equal(email.p, 0);
     const bio = merge(email, parseTouch("?utm_source=instagram&utm_medium=bio"), T0 + MINUTE);
-    assert.deepEqual(bio.l, { source: "instagram", medium: "bio" });
+    assert.deepEqual(bio.l, { utm_source: "instagram", utm_medium: "bio" });
   });
 
   test("a page without parameters keeps everything; 30 days after its touch the attribution ends", () => {
@@ -293,38 +305,26 @@ describe("tracker core: channel versus ad (merge)", () => {
 });
 
 describe("tracker core: first touch", () => {
-  test("kept while held (its cookies last a year)", () => {
-    assert.equal(
-      firstTouch("facebook", parseTouch("?utm_source=google&utm_medium=cpc"), "", "shop.example.com"),
-      undefined,
-    );
-  });
-
+  // Written only while no first_utm_source cookie is held (its cookies last a year): track.ts.
   test("a first visit with UTMs records them", () => {
-    assert.deepEqual(
-      firstTouch(undefined, AD_TOUCH, "https://m.facebook.com/", "shop.example.com"),
-      AD_TOUCH,
-    );
+    assert.deepEqual(firstTouch(AD_TOUCH, "https://m.facebook.com/", "shop.example.com"), AD_TOUCH);
   });
 
   test("a first visit without UTMs: the referrer's host and referral, or direct and none", () => {
-    assert.deepEqual(firstTouch(undefined, {}, "https://www.google.com/search?q=x", "shop.example.com"), {
-      source: "www.google.com",
-      medium: "referral",
+    assert.deepEqual(firstTouch({}, "https://www.google.com/search?q=x", "shop.example.com"), {
+      utm_source: "www.google.com",
+      utm_medium: "referral",
     });
-    assert.deepEqual(firstTouch(undefined, {}, "", "shop.example.com"), { source: "direct", medium: "none" });
-    assert.deepEqual(
-      firstTouch(undefined, { gclid: "x" }, "https://shop.example.com/a", "shop.example.com"),
-      {
-        source: "direct",
-        medium: "none",
-      },
-    );
+    assert.deepEqual(firstTouch({}, "", "shop.example.com"), { utm_source: "direct", utm_medium: "none" });
+    assert.deepEqual(firstTouch({ gclid: "x" }, "https://shop.example.com/a", "shop.example.com"), {
+      utm_source: "direct",
+      utm_medium: "none",
+    });
   });
 });
 
 describe("tracker core: cookie domain candidates", () => {
-  test("from two labels outward, at most 8; none for localhost, an IP address or a single label", () => {
+  test("from two labels outward, at most 8; none for localhost or a single label", () => {
     assert.deepEqual(cookieDomains("www.shop.example.co.uk"), [
       "co.uk",
       "example.co.uk",
@@ -335,7 +335,8 @@ describe("tracker core: cookie domain candidates", () => {
     assert.deepEqual(cookieDomains("example.com"), ["example.com"]);
     assert.deepEqual(cookieDomains("localhost"), []);
     assert.deepEqual(cookieDomains("intranet"), []);
-    assert.deepEqual(cookieDomains("127.0.0.1"), []);
+    // The browser refuses an IP address's partial candidates and keeps the whole one host-only.
+    assert.deepEqual(cookieDomains("127.0.0.1"), ["0.1", "0.0.1", "127.0.0.1"]);
     assert.deepEqual(cookieDomains("[::1]"), []);
     const deep = cookieDomains("a.b.c.d.e.f.g.h.i.j.example.com");
     assert.equal(deep.length, 8);
@@ -402,13 +403,23 @@ describe("tracker core: decoration and vendor messages", () => {
     assert.equal(emailIn("name=Jo&email=jo.doe+ads@mail.example.co.uk"), "jo.doe+ads@mail.example.co.uk");
     assert.deepEqual(
       contactOf([
-        ["first_name", "text", " Jo "],
-        ["company_name", "text", "Acme"],
-        ["your-email", "email", "jo@example.com"],
-        ["tel", "tel", "+33 6 12 34 56 78"],
-        ["password", "password", "hunter2"],
+        { name: "first_name", type: "text", value: " Jo " },
+        { name: "company_name", type: "text", value: "Acme" },
+        { name: "your-email", type: "email", value: "jo@example.com" },
+        { name: "tel", type: "tel", value: "+33 6 12 34 56 78" },
+        { name: "mobile_phone", type: "text", value: "+1 555" },
+        { name: "password", type: "password", value: "hunter2" },
+        { name: "contact", type: "text", value: "second@example.com" },
       ]),
-      { name: "Jo", email: "jo@example.com", phone: "+33 6 12 34 56 78" },
+      { email: "jo@example.com", phone: "+33 6 12 34 56 78" },
+    );
+    // Found by its value in a plain text field; blank fields are skipped.
+    assert.deepEqual(
+      contactOf([
+        { name: "phone", type: "tel", value: "  " },
+        { name: "q", type: "text", value: "lead@example.org" },
+      ]),
+      { email: "lead@example.org" },
     );
   });
 });

@@ -1,24 +1,27 @@
 /**
  * The tracker's pure parts: parameter and vendor tables, the channel-versus-ad merge, the first touch,
- * cookie-domain candidates, URL decoration, vendor message names and contacts. Touches no browser
- * global when imported, so the Node tests import it as it is (TRACKING.md, the tracking field notes).
+ * cookie-domain candidates, URL decoration, vendor message kinds and contacts. Touches no browser
+ * global when imported, so the Node tests import it as it is. Written for size (track.js must stay
+ * under 5,000 bytes minified): loose equality and arrow functions, which minify shorter.
  */
 
-/** A touch's parameters: `utm_*` names without the prefix, click ids by their lower-case name. */
+/** A touch's parameters by name: `utm_*` as sent, click ids in lower case. */
 export type Touch = Record<string, string | undefined>;
 export type Kind = "form_submit" | "booking";
 
 /** Captured `utm_*` parameters: the five required, the three ids, the assist channel. */
-export const UTM = "source medium campaign content term campaign_id ad_id adset_id channel".split(" ");
+export const UTM = "source medium campaign content term campaign_id ad_id adset_id channel"
+  .split(" ")
+  .map((k) => `utm_${k}`);
 
 /**
- * Click ids (TRACKING §5), matched in any case (`ScCid`, `obOrigUrl`) and named in lower case; any of
- * them makes the visit an ad click. `gad_*` are not ids but mark a paid Google click.
+ * Click ids (TRACKING §5): Google's (`gad_*` are not ids but mark a paid Google click), Meta,
+ * Microsoft, TikTok, LinkedIn, X, Snapchat, Pinterest, Reddit, Quora, Taboola, Outbrain, Yandex,
+ * Impact, CJ. Matched in any case (`ScCid`, `obOrigUrl`) and named in lower case; any of them makes
+ * the visit an ad click.
  */
-export const CLICK_IDS =
-  "gclid gbraid wbraid dclid gclsrc gad_source gad_campaignid fbclid msclkid ttclid li_fat_id twclid sccid epik rdt_cid qclid tblci dicbo oborigurl yclid irclickid irclid cjevent".split(
-    " ",
-  );
+const CLICK_ID =
+  /^(g(clid|braid|clsrc|ad_source|ad_campaignid)|wbraid|dclid|fbclid|msclkid|ttclid|li_fat_id|twclid|sccid|epik|rdt_cid|qclid|tblci|dicbo|oborigurl|yclid|ircl(ick)?id|cjevent)$/i;
 
 /**
  * Hosts of booking and form tools whose links, iframes and embeds get the attribution, and whose
@@ -30,21 +33,18 @@ export const VENDORS =
   );
 
 /**
- * Messages (TRACKING §2) that mean a booking: Calendly, Cal.com (V2, deprecated, reschedule),
- * GoHighLevel calendar, OnceHub; and a form submission: Typeform and Fillout, HubSpot legacy forms
- * (before and after the server answered), Tally, Jotform, GoHighLevel forms, OnceHub forms. Matched as
- * whole JSON strings in the message's JSON: Cal.com's `dryRun*` events and GoHighLevel's
- * `embedded_iframe_*` contacts match neither.
+ * Messages (TRACKING §2) that mean a booking (the first group): Calendly, Cal.com (V2, deprecated,
+ * reschedule), GoHighLevel calendar, OnceHub; or a form submission: Typeform and Fillout, HubSpot
+ * legacy forms (before and after the server answered), Tally, Jotform, OnceHub forms, GoHighLevel
+ * forms. Matched as whole JSON strings in the message's JSON: Cal.com's `dryRun*` events and
+ * GoHighLevel's `embedded_iframe_*` contacts match neither.
  */
-const BOOKED = /event_scheduled"|"(rescheduleB|b)ookingSuccessful|booking-complete"|booking\.scheduled"/;
-const SUBMITTED =
-  /"(form[-_]submit|onFormSubmit(ted)?|Tally\.FormSubmitted|submission-completed|oncehub\.form\.completed)"|"_ud"/;
+const KIND =
+  /(event_scheduled"|"(rescheduleB|b)ookingSuccessful|booking-complete"|booking\.scheduled")|"(form[-_]submit|onFormSubmit(ted)?|Tally\.FormSubmitted|submission-completed|oncehub\.form\.completed|_ud)"/;
 
 const EMAIL = /[\w.+-]+@[\w-]+(\.[\w-]+)+/;
 /** utm_medium values of a bought click (as the service's isPaidMedium). */
 const PAID = /^(paid([-_]?social)?|cpc|ppc|cpm|display|ads)$/i;
-/** A person's name field (the first name of a split name); not a company's or a user name. */
-const NAME = /^((first|full|your)[-_]?)?name$|^fname$/i;
 
 /** 8 to 16 characters of [0-9a-z]: a beacon, visitor or session id. */
 export const newId = (): string => Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
@@ -53,19 +53,18 @@ export const newId = (): string => Date.now().toString(36) + Math.random().toStr
  * The tracked parameters of a query string; `utm_*` names are case-sensitive (SPEC "Hidden form
  * fields"). Values are kept as sent: an fbclid is case-sensitive.
  */
-export function parseTouch(search: string): Touch {
+export const parseTouch = (search: string): Touch => {
   const touch: Touch = {};
-  new URLSearchParams(search).forEach((value, name) => {
-    const utm = name.slice(0, 4) === "utm_";
-    const key = utm ? name.slice(4) : name.toLowerCase();
-    if (value && (utm ? UTM : CLICK_IDS).includes(key)) touch[key] ||= value.slice(0, 500);
-  });
+  for (let [name, value] of new URLSearchParams(search))
+    if (value && (UTM.includes(name) || (CLICK_ID.test(name) && (name = name.toLowerCase()))))
+      touch[name] ||= value.slice(0, 500);
   return touch;
-}
+};
 
 /** An ad click carries an ad id, a click id or a paid medium; a `utm_channel` link never is one. */
 export const isAdClick = (t: Touch): boolean =>
-  !t.channel && (PAID.test(t.medium || "") || Object.keys(t).some((k) => /_id$/.test(k) || !UTM.includes(k)));
+  !t.utm_channel &&
+  (PAID.test(t.utm_medium as string) || Object.keys(t).some((k) => /_id$|^(?!utm_)/.test(k)));
 
 /** The touch state kept in the 30-day cookie (short names: it travels with every request). */
 export interface State {
@@ -94,10 +93,10 @@ export interface State {
  * held, and replaces the attribution when none is; `utm_channel` records an assist and moves nothing
  * else. A page without parameters keeps everything; 30 minutes without a page start a new session.
  */
-export function merge(prev: unknown, touch: Touch, now: number): State {
+export const merge = (prev: unknown, touch: Touch, now: number): State => {
   // A first state has no session yet (`u` 0): the check below starts one.
   const state = { v: newId(), u: 0, l: {}, t: now, ...(prev as object) } as State;
-  const { channel, ...fields } = touch;
+  const { utm_channel: channel, ...fields } = touch;
   const ad = isAdClick(touch);
   if (now - state.u > 18e5) state.s = newId();
   state.u = now;
@@ -110,96 +109,76 @@ export function merge(prev: unknown, touch: Touch, now: number): State {
     state.l = fields;
     state.p = +ad;
     state.t = now;
-  } else if (fields.source || fields.medium) {
-    state.l = { ...state.l, source: fields.source, medium: fields.medium };
+  } else if (fields.utm_source || fields.utm_medium) {
+    state.l = { ...state.l, utm_source: fields.utm_source, utm_medium: fields.utm_medium };
     state.t = now;
   }
   return state;
-}
+};
 
 /**
- * The first touch to record, or undefined while one is held (its source: a UTM source, a referrer's
- * host or `direct`). Without UTMs: the referrer's host and `referral`, or `direct` and `none`.
+ * The first touch of a visitor without one: its UTMs; without a UTM source or medium, the
+ * referrer's host and `referral`, or `direct` and `none`.
  */
-export function firstTouch(
-  held: string | undefined,
-  touch: Touch,
-  referrer: string,
-  host: string,
-): Touch | undefined {
-  if (held) return;
+export const firstTouch = (touch: Touch, referrer: string, host: string): Touch => {
   // The referrer's host (with its port, as `host`): "https://host/…".split("/")[2].
   const from = referrer.split("/")[2];
-  const external = from !== host && from;
-  return touch.source || touch.medium
+  const external = from != host && from;
+  return touch.utm_source || touch.utm_medium
     ? touch
-    : { source: external || "direct", medium: external ? "referral" : "none" };
-}
+    : { utm_source: external || "direct", utm_medium: external ? "referral" : "none" };
+};
 
 /**
  * Where to try the cookie (TRACKING §3), from two labels outward, at most 8: the first the browser
- * accepts is the registrable domain. None for an IP address, `localhost` or a single label.
+ * accepts is the registrable domain. None for `localhost` or a single label; an IP address's
+ * candidates are refused by the browser but the whole address, which is host-only all the same.
  */
 export const cookieDomains = (host: string): string[] =>
-  /^[\d.]+$|:/.test(host)
-    ? []
-    : host
-        .split(".")
-        .map((_, i, labels) => labels.slice(i).join("."))
-        .slice(-9, -1)
-        .reverse();
+  host
+    .split(".")
+    .map((_, i, labels) => labels.slice(i).join("."))
+    .slice(-9, -1)
+    .reverse();
 
-/** The beacon's `utm`, `ad_ids` and `click_ids` of a touch. */
-export function touchFields(touch: Touch) {
-  const utm: Touch = {};
-  const ad_ids: Touch = {};
-  const click_ids: Touch = {};
-  for (const k in touch) (UTM.includes(k) ? (/_id$/.test(k) ? ad_ids : utm) : click_ids)[k] = touch[k];
-  return { utm, ad_ids, click_ids };
-}
-
-/** `url` with `values` set in its query (Typeform: its hash), each replaced rather than repeated. */
-export function decorate(url: string, values: Touch, base: string): string {
+/**
+ * `url` with the values set in its query (Typeform: its hash), each replaced rather than repeated;
+ * an absent value leaves the URL's own.
+ */
+export const decorate = (url: string, values: Touch, base: string): string => {
   const u = new URL(url, base);
-  const part = u.hostname.endsWith("typeform.com") ? "hash" : "search";
+  const part = /typeform\.com$/.test(u.hostname) ? "hash" : "search";
   const query = new URLSearchParams(u[part].slice(1));
-  for (const k in values) query.set(k, values[k] || "");
+  for (const k in values) if (values[k]) query.set(k, values[k] as string);
   u[part] = `${query}`;
   return u.href;
-}
+};
 
 /** A message's data as text: a string as it is (Tally sends JSON strings), anything else as JSON. */
-export function textOf(data: unknown): string {
+export const textOf = (data: unknown): string | undefined => {
   try {
-    return typeof data === "string" ? data : `${JSON.stringify(data)}`;
-  } catch {
-    return "";
-  }
-}
+    return typeof data == "string" ? data : JSON.stringify(data);
+  } catch {}
+};
 
 /** Whether a vendor message (as text) means a booking or a form submission. */
-export const classify = (text: string): Kind | undefined =>
-  BOOKED.test(text) ? "booking" : SUBMITTED.test(text) ? "form_submit" : undefined;
+export const classify = (text: string | undefined): Kind | undefined => {
+  const match = KIND.exec(text as string);
+  if (match) return match[1] ? "booking" : "form_submit";
+};
 
 /** The first email address in a text. */
-export const emailIn = (text: string): string | undefined => EMAIL.exec(text)?.[0];
+export const emailIn = (text: string | undefined): string | undefined => EMAIL.exec(text as string)?.[0];
 
-export type Contact = Partial<Record<"email" | "phone" | "name", string>>;
+export type Contact = Partial<Record<"email" | "phone", string>>;
 
-/** A form's contact from its fields (`[name, type, value]`): the first email, phone and name. */
-export function contactOf(fields: [string, string, string][]): Contact {
+/** A form's contact from its inputs: the first email and phone (the service trims and cuts them). */
+export const contactOf = (inputs: Iterable<{ name: string; type: string; value: string }>): Contact => {
   const contact: Contact = {};
-  for (const [name, type, value] of fields) {
-    const v = value.trim();
+  for (const { name, type, value } of inputs) {
     const k =
-      type === "email" || EMAIL.test(v)
-        ? "email"
-        : type === "tel" || /phone/i.test(name)
-          ? "phone"
-          : NAME.test(name)
-            ? "name"
-            : "";
-    if (k && v) contact[k] ||= v.slice(0, k === "phone" ? 40 : 200);
+      type == "email" || EMAIL.test(value) ? "email" : type == "tel" || /phone/i.test(name) ? "phone" : "";
+    if (k && value.trim()) contact[k] ||= value;
   }
   return contact;
-}
+};
