@@ -1,99 +1,25 @@
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
-import { type Browser, type BrowserContext, chromium } from "playwright-core";
-import { type Database, rows } from "../../src/db/client.ts";
-import { createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
-import { createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+import { rows } from "../../src/db/client.ts";
+import {
+  AD_QUERY,
+  landing,
+  SERVICE,
+  browserSkip as skip,
+  touches as stored,
+  useBrowser,
+} from "../helpers/browser.ts";
+import { seedAccount } from "../helpers/harness.ts";
 
-/*
- * track.js in real Chromium (Debian's, installed by .ci/run; TRACKING.md §6): fixture pages on https
- * origins served by route interception, the script and its beacons forwarded to the real server,
- * effects checked in the browser's cookies and DOM and through the database.
- */
-const CHROMIUM = "/usr/bin/chromium";
-const SERVICE = "https://ascribe.test";
-const skip = !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium is not installed" : false;
-
-let db: Database;
-let app: Awaited<ReturnType<typeof createTestApp>>;
-let serverUrl: string;
-let browser: Browser;
-before(async () => {
-  if (skip) return;
-  db = await openTestDatabase();
-  app = await createTestApp(db, { counters: createMemoryCounterStore() });
-  await app.listen({ port: 0, host: "127.0.0.1" });
-  serverUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
-});
-after(async () => {
-  if (skip) return;
-  await browser.close();
-  await app.close();
-  await app.audit.close();
-  await db.close();
-});
-
-/** A browser context whose https pages come from `pages` (by URL without query) and whose
- * requests to the service reach the real server. */
-async function contextWith(pages: Record<string, string>): Promise<BrowserContext> {
-  const context = await browser.newContext({ ignoreHTTPSErrors: true });
-  await context.route("**/*", async (route) => {
-    const url = new URL(route.request().url());
-    if (url.origin === SERVICE) {
-      const response = await route.fetch({ url: `${serverUrl}${url.pathname}${url.search}` });
-      return route.fulfill({ response });
-    }
-    const page = pages[`${url.origin}${url.pathname}`];
-    if (page === undefined) return route.fulfill({ status: 404, body: "" });
-    return route.fulfill({ status: 200, contentType: "text/html", body: page });
-  });
-  return context;
-}
-
-const landing = (clientKey: string, body = "") =>
-  `<!doctype html><html><head><script src="${SERVICE}/api/track.js" data-client="${clientKey}"></script></head><body>${body}</body></html>`;
-
-async function touches(accountId: string, expected: number) {
-  // A beacon is answered after its commit; the page does not wait for the answer.
-  for (let i = 0; i < 50; i++) {
-    const found = await db.admin(accountId, (tx) =>
-      rows<{
-        event_type: string;
-        utm: Record<string, string>;
-        ad_ids: Record<string, string>;
-        click_ids: Record<string, string>;
-      }>(
-        tx,
-        sql`select event_type, utm, ad_ids, click_ids from touchpoints
-            where account_id = ${accountId} order by occurred_at, created_at`,
-      ),
-    );
-    if (found.length >= expected) return found;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`fewer than ${expected} touchpoints`);
-}
-
-const AD_URL =
-  "https://www.shop.example.co.uk/offer?utm_source=facebook&utm_medium=paid&utm_campaign=Spring&utm_content=Video%203" +
-  "&utm_term=Lookalike&utm_campaign_id=120210000000001&utm_adset_id=120210000000002&utm_ad_id=120210000000003&fbclid=IwAR0AbCdE";
+const browser = useBrowser();
+const touches = (accountId: string, expected: number) => stored(browser.db, accountId, expected);
+const contextWith = (pages: Record<string, string>) => browser.contextWith(pages);
+const AD_URL = `https://www.shop.example.co.uk/offer${AD_QUERY}`;
 
 describe("track.js in Chromium", { skip }, () => {
   test("an ad landing on a co.uk shop: cookies on the registrable domain, one page view with the ad in the API", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(browser.db);
     const context = await contextWith({ "https://www.shop.example.co.uk/offer": landing(account.clientKey) });
     const page = await context.newPage();
     await page.goto(AD_URL);
@@ -121,7 +47,7 @@ describe("track.js in Chromium", { skip }, () => {
   });
 
   test("an email click after the ad click: source and medium follow, the campaign stays, the first touch is kept", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(browser.db);
     const context = await contextWith({
       "https://www.shop.example.co.uk/offer": landing(account.clientKey),
       "https://blog.example.co.uk/news": landing(account.clientKey),
@@ -145,7 +71,7 @@ describe("track.js in Chromium", { skip }, () => {
   });
 
   test("hidden fields by exact lowercase name, in forms present at load and added later", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(browser.db);
     const form = (id: string) =>
       `<form id="${id}"><input type="hidden" name="utm_source"><input type="hidden" name="utm_campaign">` +
       `<input type="hidden" name="utm_ad_id"><input type="hidden" name="UTM_Source" value="untouched"></form>`;
@@ -177,7 +103,7 @@ describe("track.js in Chromium", { skip }, () => {
   });
 
   test("a booking message from Calendly's iframe is one booking; the same message from another origin is ignored", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(browser.db);
     const booked = JSON.stringify({
       event: "calendly.event_scheduled",
       payload: {
@@ -215,7 +141,7 @@ describe("track.js in Chromium", { skip }, () => {
   });
 
   test("a visitor who declined (Global Privacy Control) sends nothing and gets no cookie", async () => {
-    const account = await seedAccount(db);
+    const account = await seedAccount(browser.db);
     const context = await contextWith({
       "https://www.shop.example.co.uk/offer":
         `<!doctype html><html><head><script>Object.defineProperty(navigator, "globalPrivacyControl", { value: true })</script></head></html>`.replace(
@@ -227,7 +153,7 @@ describe("track.js in Chromium", { skip }, () => {
     await page.goto(AD_URL);
     await page.waitForTimeout(1500);
     assert.deepEqual(await context.cookies(), []);
-    const stored = await db.admin(account.accountId, (tx) =>
+    const stored = await browser.db.admin(account.accountId, (tx) =>
       rows<{ n: number }>(
         tx,
         sql`select count(*)::int as n from touchpoints where account_id = ${account.accountId}`,
