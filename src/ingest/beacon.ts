@@ -26,7 +26,7 @@ export const beaconSchema = z
       .string()
       .regex(/^ck_[A-Za-z0-9_-]{16}$/, "must be the account's client key")
       .optional(),
-    /** Chosen by the script per beacon: a resent beacon is stored once. */
+    /** Chosen by a client that may resend a beacon: a resent beacon is stored once. */
     id: token.optional(),
     visitor_id: token,
     session_id: token.optional(),

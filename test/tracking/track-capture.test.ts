@@ -332,6 +332,28 @@ describe("track.js submission detection in Chromium", { skip }, () => {
     await context.close();
   });
 
+  test("a booking whose page then redirects to a thank-you path is one booking", async () => {
+    const account = await seedAccount(browser.db);
+    const redirect =
+      `<iframe src="https://calendly.com/acme/intro"></iframe><script>addEventListener("message", (e) => {` +
+      ` if (e.data.event === "calendly.event_scheduled") setTimeout(() => { location.href = "/thank-you" }, 200) })</script>`;
+    const context = await browser.contextWith({
+      [`${SHOP}/offer`]: landing(account.clientKey, redirect),
+      "https://calendly.com/acme/intro": poster([{ event: "calendly.event_scheduled", payload: {} }]),
+      [`${SHOP}/thank-you`]: landing(account.clientKey, "<p>See you soon</p>"),
+    });
+    const page = await context.newPage();
+    await page.goto(`${SHOP}/offer${AD_QUERY}`);
+    await page.waitForURL(/thank-you/);
+    await touches(browser.db, account.accountId, 3);
+    await page.waitForTimeout(1200);
+    assert.deepEqual(
+      (await storedTouches(browser.db, account.accountId)).map((t) => t.event_type),
+      ["page_view", "booking", "page_view"],
+    );
+    await context.close();
+  });
+
   test("included twice, the script sends one page view", async () => {
     const account = await seedAccount(browser.db);
     const context = await browser.contextWith({

@@ -316,6 +316,11 @@ describe("tracker core: first touch", () => {
       utm_medium: "referral",
     });
     assert.deepEqual(firstTouch({}, "", "shop.example.com"), { utm_source: "direct", utm_medium: "none" });
+    // A medium without a source would leave no first_utm_source, and the next page would overwrite it.
+    assert.deepEqual(firstTouch({ utm_medium: "email" }, "", "shop.example.com"), {
+      utm_source: "direct",
+      utm_medium: "none",
+    });
     assert.deepEqual(firstTouch({ gclid: "x" }, "https://shop.example.com/a", "shop.example.com"), {
       utm_source: "direct",
       utm_medium: "none",

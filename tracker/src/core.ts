@@ -117,14 +117,14 @@ export const merge = (prev: unknown, touch: Touch, now: number): State => {
 };
 
 /**
- * The first touch of a visitor without one: its UTMs; without a UTM source or medium, the
- * referrer's host and `referral`, or `direct` and `none`.
+ * The first touch of a visitor without one: its UTMs; without a UTM source (the cookie that says
+ * a first touch is held), the referrer's host and `referral`, or `direct` and `none`.
  */
 export const firstTouch = (touch: Touch, referrer: string, host: string): Touch => {
   // The referrer's host (with its port, as `host`): "https://host/…".split("/")[2].
   const from = referrer.split("/")[2];
   const external = from != host && from;
-  return touch.utm_source || touch.utm_medium
+  return touch.utm_source
     ? touch
     : { utm_source: external || "direct", utm_medium: external ? "referral" : "none" };
 };

@@ -151,15 +151,17 @@ if (!w.__ascribe) {
     }
   };
   /**
-   * One beacon per submission: signals of one kind within 30 s are one, and a thank-you path (its
-   * `key`) counts once, even when the form's own signal came first (the key is saved with the state).
+   * One beacon per submission: signals of one kind within 30 s are one; a thank-you path (its `key`)
+   * after any signal within 30 s (a booking that redirects to it) adds nothing, and counts once in
+   * 30 minutes (the key is saved with the state: a reload is not a second lead).
    */
   const convert = (kind: Kind, contact?: Contact, key?: string) => {
     const at = now();
-    if (state && !(key && key == state.k)) {
+    // No conversion yet: `at - undefined` is NaN, never under 30 s.
+    const since = at - (state?.c as number);
+    if (state && !(key && key == state.k && since < 18e5)) {
       if (key) state.k = key;
-      // No conversion yet: `at - undefined` is NaN, never under 30 s.
-      if (!(at - (state.c as number) < 3e4 && state.y == kind)) {
+      if (!(since < 3e4 && (key || state.y == kind))) {
         armed = 0;
         state.c = at;
         state.y = kind;
@@ -169,7 +171,7 @@ if (!w.__ascribe) {
   };
 
   /**
-   * Fills hidden fields (and empty ones) by their exact names (`utm_source`, `gclid`, `client_key`…);
+   * Fills hidden fields (and empty ones) by their exact names (`utm_source`, `gclid`…);
    * decorates links, iframes and embeds of listed tools, and elements marked `data-decorate`.
    */
   const scan = (root: Element) => {
