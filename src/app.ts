@@ -12,6 +12,8 @@ import type { Logger } from "pino";
 import type { KeyStore } from "./auth/key-store.ts";
 import { buildIndex } from "./catalog/index-listing.ts";
 import { buildOpenApi } from "./catalog/openapi.ts";
+import { registerReferencePage } from "./catalog/reference-page.ts";
+import { registerToolsRoute } from "./catalog/tools-route.ts";
 import { registerUploadRoute } from "./creatives/uploads.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Database } from "./db/client.ts";
@@ -22,6 +24,7 @@ import type { CounterStore } from "./http/rate-limiter.ts";
 import { registerCollectRoute } from "./ingest/collect-route.ts";
 import { type CollectServices, collectServicesFor } from "./ingest/collect-services.ts";
 import { registerWebhookRoutes } from "./ingest/webhook-route.ts";
+import { registerMcpRoute } from "./mcp/mcp-route.ts";
 import { API_PREFIX, type RouteDef } from "./routes/route-def.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
 import { registerTestUtmRoute } from "./tracking/test-utm-route.ts";
@@ -113,7 +116,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // The index and the reference need no key.
   app.get(API_PREFIX, async () => ({ data: buildIndex(deps.routes, deps.siteUrl()) }));
-  app.get(`${API_PREFIX}/openapi.json`, async () => buildOpenApi(deps.routes, deps.siteUrl()));
+  // Built once per site address (known only after listening with PORT=0): it takes tens of ms.
+  let openApi: { siteUrl: string; doc: ReturnType<typeof buildOpenApi> } | null = null;
+  app.get(`${API_PREFIX}/openapi.json`, async () => {
+    const siteUrl = deps.siteUrl();
+    if (openApi?.siteUrl !== siteUrl) openApi = { siteUrl, doc: buildOpenApi(deps.routes, siteUrl) };
+    return openApi.doc;
+  });
+  registerReferencePage(app, { siteUrl: deps.siteUrl });
   for (const url of [API_PREFIX, `${API_PREFIX}/openapi.json`]) {
     app.route({ method: ["PUT", "POST", "PATCH", "DELETE"], url, handler: methodNotAllowed(["GET"]) });
   }
@@ -158,6 +168,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const others = ALL_METHODS.filter((m) => !served.includes(m));
     app.route({ method: others, url, handler: methodNotAllowed(route.methods) });
   }
+
+  // Agents: the /tools manifest and the MCP server, both generated from the same registry.
+  const agentDeps = { ...pipelineDeps, routes: deps.routes, siteUrl: deps.siteUrl, tracked };
+  registerToolsRoute(app, agentDeps);
+  registerMcpRoute(app, agentDeps);
 
   deps.files.mount(app);
   registerUploadRoute(app, { db: deps.db, files: deps.files, clock });

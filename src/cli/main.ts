@@ -16,6 +16,7 @@ import type { DemoProgress } from "../demo/write.ts";
 import { importKinds } from "../import/kinds.ts";
 import type { ImportProgress, ImportSummary } from "../import/run-import.ts";
 import { openAdNetwork, openDatabase, openFiles, openSecrets, startService } from "../main.ts";
+import { runStdioBridge } from "../mcp/stdio-bridge.ts";
 import type { RunOutcome } from "../rules/rule-engine.ts";
 
 class CliError extends Error {}
@@ -343,6 +344,18 @@ export function buildCli(): Command {
       } finally {
         bar?.stop();
       }
+    });
+
+  program
+    .command("mcp")
+    .description("stdio MCP bridge to a running service, for desktop MCP clients (Claude Desktop, …)")
+    .requiredOption("--url <url>", "the service's API base (…/api/v1), site URL or /mcp URL")
+    .addOption(
+      new Option("--key <key>", "an API key (svc_sk_live_…)").env("ASCRIBE_API_KEY").makeOptionMandatory(),
+    )
+    .action(async (o: { url: string; key: string }) => {
+      // stdout carries the protocol: nothing else may be printed there.
+      await runStdioBridge(o);
     });
 
   program

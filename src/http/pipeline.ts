@@ -2,8 +2,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { hashApiKey, isWellFormedApiKey } from "../auth/api-key.ts";
 import type { KeyStore } from "../auth/key-store.ts";
-import { grants } from "../auth/scopes.ts";
+import { grants, type Scope } from "../auth/scopes.ts";
 import type { Database } from "../db/client.ts";
+import type { KeyRecord } from "../queries/find-key-by-hash.ts";
 import { InlineError, type RouteDef, type Tenant } from "../routes/route-def.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { AuditSink } from "./audit.ts";
@@ -108,11 +109,38 @@ function validate(route: RouteDef, request: FastifyRequest): unknown {
   return parsed.data;
 }
 
+/** What the key steps of the pipeline need (the tenant's database is the handler's business). */
+export type KeyedDeps = Pick<PipelineDeps, "keys" | "counters" | "audit" | "clock">;
+
+export interface KeyedOptions {
+  /** The scope the request needs; null when any valid key will do (/tools, /mcp). */
+  scope: Scope | null;
+  /**
+   * True for a request that may hand its work to a registry route run through this same pipeline
+   * (an MCP tool call): that route counts it against the rate limit and audits it, so it is not
+   * counted up front here. If it is not handed off after all, it is counted and audited afterwards.
+   */
+  mayHandOff?: (request: FastifyRequest) => boolean;
+}
+
+export interface KeyedContext {
+  record: KeyRecord;
+  now: Date;
+  request: FastifyRequest;
+  reply: FastifyReply;
+  /** Tells the pipeline the work went to a route that counted and audited it. */
+  handedOff(): void;
+}
+
 /**
- * The request pipeline in DESIGN §5's order, after routing: failed-auth gate → key → plan →
- * rate limit → scope → validation → handler (tenant transaction) → barrier → redaction → envelope.
+ * The key steps of DESIGN §5, after routing: failed-auth gate → key → plan → rate limit → scope, then
+ * `run`; every authenticated request is audited, whatever its outcome.
  */
-export function pipelineHandler(route: RouteDef, deps: PipelineDeps) {
+export function keyedHandler(
+  deps: KeyedDeps,
+  options: KeyedOptions,
+  run: (ctx: KeyedContext) => Promise<unknown>,
+) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const ip = request.ip;
     const failures = await deps.counters.peek(`auth-fail:${ip}`, WINDOW_MS);
@@ -135,49 +163,82 @@ export function pipelineHandler(route: RouteDef, deps: PipelineDeps) {
     }
     // From here the request is authenticated: whatever its outcome, it is audited. The entry is
     // recorded before the answer leaves, so a stop that waits for handlers loses none.
+    const deferred = options.mayHandOff?.(request) ?? false;
+    let handedOff = false;
+    let pastPlan = false;
     let status = 200;
     try {
       if (record.plan === "free") throw new ApiError("plan_free_no_api");
+      pastPlan = true;
 
-      const used = await deps.counters.hit(`rate:${record.key_id}`, WINDOW_MS);
-      request.ascribe.rateLimitRemaining = Math.max(0, RATE_LIMIT - used.count);
-      if (used.count > RATE_LIMIT) {
-        reply.header("Retry-After", String(RETRY_AFTER_SECONDS));
-        throw new ApiError("rate_limited", { retry_after_seconds: RETRY_AFTER_SECONDS });
+      if (!deferred) {
+        const used = await deps.counters.hit(`rate:${record.key_id}`, WINDOW_MS);
+        request.ascribe.rateLimitRemaining = Math.max(0, RATE_LIMIT - used.count);
+        if (used.count > RATE_LIMIT) {
+          reply.header("Retry-After", String(RETRY_AFTER_SECONDS));
+          throw new ApiError("rate_limited", { retry_after_seconds: RETRY_AFTER_SECONDS });
+        }
       }
 
-      if (!grants(record.scopes, route.scope))
-        throw new ApiError("insufficient_scope", { required: route.scope });
+      if (options.scope !== null && !grants(record.scopes, options.scope))
+        throw new ApiError("insufficient_scope", { required: options.scope });
 
-      const input = validate(route, request);
-      const tenant: Tenant = {
-        accountId: record.account_id,
-        plan: record.plan,
-        timezone: record.timezone,
-        currency: record.currency,
-      };
-      const data = await deps.db.tenant(tenant.accountId, (tx) =>
-        route.handler({ tx, tenant, input, now, files: deps.files }),
-      );
-      assertSingleTenant(data, tenant.accountId);
-      if (data instanceof InlineError) {
-        const body = redact(data.body, route.redactFragments) as Record<string, unknown>;
-        return { ...body, data: body };
-      }
-      return { data: redact(data, route.redactFragments) };
+      const result = await run({
+        record,
+        now,
+        request,
+        reply,
+        handedOff: () => {
+          handedOff = true;
+        },
+      });
+      status = reply.statusCode;
+      return result;
     } catch (err) {
       status = err instanceof ApiError ? err.status : 502;
       throw err;
     } finally {
-      deps.audit.record(record.account_id, {
-        key_id: record.key_id,
-        method: request.method,
-        path: request.url.split("?")[0] ?? request.url,
-        scope: route.scope,
-        status,
-        ip,
-        occurred_at: deps.clock().toISOString(),
-      });
+      if (!handedOff) {
+        // A deferred request the route never took still costs one request of the window.
+        if (deferred && pastPlan) {
+          const used = await deps.counters.hit(`rate:${record.key_id}`, WINDOW_MS);
+          request.ascribe.rateLimitRemaining = Math.max(0, RATE_LIMIT - used.count);
+        }
+        deps.audit.record(record.account_id, {
+          key_id: record.key_id,
+          method: request.method,
+          path: request.url.split("?")[0] ?? request.url,
+          scope: options.scope ?? "",
+          status,
+          ip,
+          occurred_at: deps.clock().toISOString(),
+        });
+      }
     }
   };
+}
+
+/**
+ * The request pipeline of a registry route: the key steps (above) → validation → handler (tenant
+ * transaction) → barrier → redaction → envelope.
+ */
+export function pipelineHandler(route: RouteDef, deps: PipelineDeps) {
+  return keyedHandler(deps, { scope: route.scope }, async ({ record, now, request }) => {
+    const input = validate(route, request);
+    const tenant: Tenant = {
+      accountId: record.account_id,
+      plan: record.plan,
+      timezone: record.timezone,
+      currency: record.currency,
+    };
+    const data = await deps.db.tenant(tenant.accountId, (tx) =>
+      route.handler({ tx, tenant, input, now, files: deps.files }),
+    );
+    assertSingleTenant(data, tenant.accountId);
+    if (data instanceof InlineError) {
+      const body = redact(data.body, route.redactFragments) as Record<string, unknown>;
+      return { ...body, data: body };
+    }
+    return { data: redact(data, route.redactFragments) };
+  });
 }

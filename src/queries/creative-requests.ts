@@ -17,7 +17,7 @@ export interface CreativeRequestRow {
   account_id: string;
   id: string;
   reason: string;
-  status: string;
+  status: (typeof CREATIVE_REQUEST_STATUSES)[number];
   requested_count: number;
   filled_count: number;
   context: unknown;

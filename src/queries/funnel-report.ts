@@ -34,8 +34,8 @@ export interface Funnel {
     conversion: number | null;
   }[];
   time_to_conversion: {
-    from_stage: string;
-    to_stage: string;
+    from_stage: (typeof FUNNEL_STAGES)[number];
+    to_stage: (typeof FUNNEL_STAGES)[number];
     median_days: number | null;
     sample_size: number;
   }[];

@@ -3,7 +3,14 @@ import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
 import { containsPattern, isoMs } from "./sql-format.ts";
-import { adIdsObject, contactObject, touchPlatform, utmObject } from "./touchpoint-shape.ts";
+import {
+  type AdIdsObject,
+  adIdsObject,
+  contactObject,
+  touchPlatform,
+  type UtmObject,
+  utmObject,
+} from "./touchpoint-shape.ts";
 
 export interface JourneysPageParams {
   /** Contacts whose last activity (event or touchpoint) falls in the window; none → all. */
@@ -19,8 +26,8 @@ interface TouchSummary {
   event_type: string;
   is_paid: boolean;
   platform: string | null;
-  utm: Record<string, string | null>;
-  ad_ids: Record<string, string | null>;
+  utm: UtmObject;
+  ad_ids: AdIdsObject;
 }
 
 export interface JourneyRow {

@@ -20,6 +20,12 @@ const UTM_FIELDS = [
 /** The ad ids a touchpoint can carry (strings: DESIGN §6). */
 const AD_ID_FIELDS = ["ad_id", "adset_id", "campaign_id", "meta_ad_id"] as const;
 
+/** The UTM object as sent: every field present. */
+export type UtmObject = Record<(typeof UTM_FIELDS)[number], string | null>;
+
+/** The ad ids as sent: every field present. */
+export type AdIdsObject = Record<(typeof AD_ID_FIELDS)[number], string | null>;
+
 /** A JSON object of `fields` read from a jsonb column; names are constants, never input. */
 const objectOf = (column: string, fields: readonly string[]) =>
   sql.raw(`jsonb_build_object(${fields.map((f) => `'${f}', ${column} ->> '${f}'`).join(", ")})`);
@@ -80,8 +86,8 @@ export interface TouchpointRow {
   session_id: string | null;
   url: string | null;
   referrer: string | null;
-  utm: Record<string, string | null>;
-  ad_ids: Record<string, string | null>;
+  utm: UtmObject;
+  ad_ids: AdIdsObject;
   click_ids: Record<string, string>;
   channel: string | null;
   platform: string | null;

@@ -15,10 +15,19 @@ function isCalendarDate(value: string): boolean {
   return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === value;
 }
 
+/**
+ * How a query parameter reads in the API reference, merged into its JSON Schema there. A query
+ * string is text, so the parsed type (an integer, a default applied after parsing) is invisible to
+ * the schema's own conversion; this says it. Kept apart from zod's global metadata, which the
+ * /tools manifest's input schemas (the strings a client sends) also read.
+ */
+export const queryParamDocs = z.registry<Record<string, unknown>>();
+
 export const dateParam = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be a date YYYY-MM-DD", abort: true })
   .refine(isCalendarDate, "is not a calendar date");
+queryParamDocs.add(dateParam, { format: "date" });
 
 const validOrder = (q: { from?: string; to?: string }) => !(q.from && q.to && q.from > q.to);
 
@@ -34,7 +43,7 @@ export function windowQuery<T extends z.ZodRawShape>(extra: T) {
 
 /** An integer query parameter: absent → `fallback`; above `max` → `max`; below `min` or not an integer → 400. */
 export function intParam(fallback: number, options: { min: number; max?: number }) {
-  return z
+  const schema = z
     .string()
     .regex(/^-?\d+$/, { message: "must be an integer", abort: true })
     .transform(Number)
@@ -43,16 +52,26 @@ export function intParam(fallback: number, options: { min: number; max?: number 
     .transform((n) => (options.max === undefined ? n : Math.min(n, options.max)))
     .optional()
     .transform((n) => n ?? fallback);
+  queryParamDocs.add(schema, {
+    type: "integer",
+    minimum: options.min,
+    ...(options.max === undefined ? {} : { maximum: options.max }),
+    default: fallback,
+  });
+  return schema;
 }
 
 export const limitParam = (fallback: number, max: number) => intParam(fallback, { min: 1, max });
 
 /** A yes/no query parameter: `true` or `1` (as the spec writes it), `false` or `0`; absent → false. */
-export const flagParam = () =>
-  z
+export const flagParam = () => {
+  const schema = z
     .enum(["true", "1", "false", "0"], { error: "must be true, 1, false or 0" })
     .optional()
     .transform((v) => v === "true" || v === "1");
+  queryParamDocs.add(schema, { default: "false" });
+  return schema;
+};
 export const offsetParam = () => intParam(0, { min: 0 });
 
 export interface ReportWindow {

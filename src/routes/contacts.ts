@@ -4,8 +4,17 @@ import { contactCalls } from "../queries/contact-calls.ts";
 import { contactsCustomers } from "../queries/contacts-customers.ts";
 import { contactsList } from "../queries/contacts-list.ts";
 import { contactsPurchases } from "../queries/contacts-purchases.ts";
-import { limitParam, offsetParam, optionalWindow, reportWindow, windowQuery } from "../reports/window.ts";
+import {
+  limitParam,
+  offsetParam,
+  optionalWindow,
+  queryParamDocs,
+  reportWindow,
+  windowQuery,
+} from "../reports/window.ts";
+import { callShape } from "./calls.ts";
 import { defineRoute } from "./route-def.ts";
+import { count, instant, money, text } from "./shapes.ts";
 
 /** An email parameter, normalized as contacts are keyed (identity.ts); refused when it is not one. */
 export const emailParam = z
@@ -18,6 +27,7 @@ export const emailParam = z
     }
     return email;
   });
+queryParamDocs.add(emailParam, { format: "email" });
 
 export const searchParam = z.string().trim().min(1, "must not be empty").max(200);
 
@@ -31,6 +41,24 @@ export const contactsRoutes = [
       offset: offsetParam(),
       search: searchParam.optional(),
     }),
+    output: z.array(
+      z.object({
+        email: text(),
+        total_events: count(),
+        event_types: z.array(z.string()),
+        first_event_date: instant().nullable(),
+        last_event_date: instant().nullable(),
+        name: text(),
+        phone: text(),
+        sources: z.array(z.string()),
+        assigned_user_name: text(),
+        value: money().nullable(),
+        form_titles: z.array(z.string()),
+        has_campaign: z.boolean(),
+        tags: z.array(z.string()),
+        form_response: z.unknown(),
+      }),
+    ),
     description:
       "Contacts, most recently active first (last CRM event; contacts without events last), with their event counts and types, first and last event, sources, rep, value, form titles and answers, tags. from/to keep contacts whose last event falls in the window (no window without them); search matches a fragment of the email, name or phone. limit default 100, max 500; offset default 0.",
     handler: ({ tx, tenant, input, now }) =>
@@ -46,6 +74,26 @@ export const contactsRoutes = [
     path: "/contacts/customers",
     scope: "read:contacts",
     input: z.object({}),
+    output: z.array(
+      z.object({
+        id: z.string(),
+        contact_email: text(),
+        contact_name: text(),
+        contact_phone: text(),
+        contact_id: z.string(),
+        first_event_type: text(),
+        first_event_date: instant().nullable(),
+        latest_lead_date: instant().nullable(),
+        first_payment_date: instant().nullable(),
+        commission_status: text(),
+        commission_expires_at: instant().nullable(),
+        total_revenue: money(),
+        total_purchases: count(),
+        total_commission: money(),
+        products: z.array(z.string()),
+        created_at: instant(),
+      }),
+    ),
     description:
       "Customers (contacts who bought), newest first: contact, first CRM event, latest lead, first payment, commission status and expiry, total revenue, purchases and commission, products.",
     handler: ({ tx, tenant }) => contactsCustomers(tx, tenant.accountId),
@@ -55,6 +103,21 @@ export const contactsRoutes = [
     path: "/contacts/purchases",
     scope: "read:contacts",
     input: windowQuery({}),
+    output: z.array(
+      z.object({
+        id: z.string(),
+        purchase_date: instant(),
+        product_key: text(),
+        product_name: text(),
+        contact_email: text(),
+        contact_name: text(),
+        amount: money(),
+        commissionable: z.boolean(),
+        commission_rate: z.number().nullable(),
+        commission_amount: money().nullable(),
+        invoice_id: text(),
+      }),
+    ),
     description:
       "Purchases dated in a window (from/to, default the last 30 days), newest first: product, contact, amount, commission terms and invoice.",
     handler: ({ tx, tenant, input, now }) =>
@@ -65,6 +128,8 @@ export const contactsRoutes = [
     path: "/contacts/calls",
     scope: "read:calls",
     input: z.object({ email: emailParam.optional() }),
+    output: z.array(z.object({ ...callShape, contact_email: z.string() })),
+    example: { email: "lucas.durand@example.com" },
     description:
       "The calls of the last 365 days in which a contact took part (email, required), newest first, each with its analysis and the contact's email; artifact_id opens the transcript and the recording. Without email, an empty array.",
     handler: async ({ tx, tenant, input, now }) =>

@@ -4,6 +4,7 @@ import { type EventsCursor, eventsPage } from "../queries/events-list.ts";
 import { eventsSummary } from "../queries/events-summary.ts";
 import { limitParam, optionalWindow, reportWindow, windowQuery } from "../reports/window.ts";
 import { defineRoute } from "./route-def.ts";
+import { count, day, instant, money, text } from "./shapes.ts";
 
 /** The `type` filter's grouping (SPEC): `sale` covers sales and payments; subtypes stay in their type. */
 const TYPE_GROUPS: Record<(typeof EVENT_TYPES)[number], readonly string[]> = {
@@ -48,6 +49,41 @@ export const eventsRoutes = [
       limit: limitParam(50, 200),
       cursor: cursorParam.optional(),
     }),
+    output: z.array(
+      z.object({
+        id: z.string(),
+        event_type: z.string(),
+        event_subtype: text(),
+        event_datetime: instant(),
+        contact_email: text(),
+        contact_name: text(),
+        contact_phone: text(),
+        contact_id: text(),
+        value: money().nullable(),
+        amount: money().nullable(),
+        product_key: text(),
+        product_name: text(),
+        assigned_user_name: text(),
+        is_paid: z.boolean().nullable(),
+        payment_status: text(),
+        booking_date: day().nullable(),
+        booking_time: text(),
+        utm_source: text(),
+        utm_campaign: text(),
+        utm_content: text(),
+        campaign_name: text(),
+        calendar_name: text(),
+        meta_ad_id: text(),
+        is_baseline: z.boolean(),
+        cancelled_at: instant().nullable(),
+        has_more: z.boolean(),
+        counted: z.boolean().nullable(),
+        drop_reason: text(),
+        group_key: text(),
+        contact_seq: count().nullable(),
+        cursor: z.string(),
+      }),
+    ),
     description:
       "CRM events, newest first, with their sale counting (counted, drop_reason, group_key, contact_seq). Filters: type (lead, application, booking, no_show, sale [sales and payments], cancel, payment, sale_lost), rep (assigned rep's name, case-insensitive), from/to (event date; no window without them). limit default 50, max 200. Next page: cursor = the last row's cursor (or its event_datetime); has_more tells whether one exists.",
     handler: ({ tx, tenant, input, now }) =>
@@ -64,6 +100,21 @@ export const eventsRoutes = [
     path: "/events/summary",
     scope: "read:events",
     input: windowQuery({}),
+    output: z.array(
+      z.object({
+        platform: text(),
+        ad_id: text(),
+        ad_name: text(),
+        campaign_name: text(),
+        leads: count(),
+        applications: count(),
+        bookings: count(),
+        sales: count(),
+        no_shows: count(),
+        cancellations: count(),
+        total_value: money(),
+      }),
+    ),
     description:
       "CRM results per ad and campaign over a window (from/to, default the last 30 days): leads, applications, bookings, sales (counted purchases), no-shows, cancellations and total value (revenue of the sales); unresolved events grouped by the campaign they name.",
     handler: ({ tx, tenant, input, now }) =>

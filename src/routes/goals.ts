@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { replaceGoals } from "../queries/replace-goals.ts";
 import { defineRoute } from "./route-def.ts";
+import { success } from "./shapes.ts";
 
 const goalSchema = z.object({
   metric_key: z.string().trim().min(1).max(100),
@@ -35,6 +36,13 @@ export const goalRoutes = [
       }),
     }),
     required: { field: "goals", error: "missing goals object" },
+    output: success({}),
+    example: {
+      goals: [
+        { metric_key: "leads", target_value: 100 },
+        { metric_key: "revenue", target_value: 50000 },
+      ],
+    },
     description:
       "Replaces the KPI goals of the current month (in the account's timezone): `goals` is an array of { metric_key, target_value }.",
     handler: async ({ tx, tenant, input, now }) => {
@@ -42,7 +50,7 @@ export const goalRoutes = [
         period: monthStart(now, tenant.timezone),
         goals: input.goals,
       });
-      return { success: true };
+      return { success: true } as const;
     },
   }),
 ];

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Scope } from "../auth/scopes.ts";
 import type { Sql } from "../db/client.ts";
+import type { ErrorCode } from "../http/errors.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 
 export const API_PREFIX = "/api/v1";
@@ -29,7 +30,7 @@ export interface HandlerContext<I> {
  * One declarative object per endpoint: the router, the index, and later the OpenAPI document,
  * the /tools manifest and the MCP tools are all generated from these.
  */
-export interface RouteDef<S extends z.ZodType = z.ZodType> {
+export interface RouteDef<S extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   methods: readonly HttpMethod[];
   /** Relative to the API base, e.g. "/icp/criteria". */
   path: string;
@@ -45,9 +46,21 @@ export interface RouteDef<S extends z.ZodType = z.ZodType> {
   };
   /** Tool text: what the route does, for humans and agents. */
   description: string;
+  /**
+   * What `data` holds on success, field by field as the API names them: the OpenAPI response schema,
+   * checked against every response of the test suite. Optional only while a route is being written:
+   * the OpenAPI test fails for a registry route without it.
+   */
+  output?: O;
+  /** The body of the 200 an `InlineError` answers (`/touchpoints` with an unknown kind). */
+  inlineError?: z.ZodType;
+  /** Errors the handler itself can answer, beyond the pipeline's (key, plan, rate, scope, validation). */
+  errors?: readonly ErrorCode[];
+  /** A query (GET) or JSON body that works: the reference's request example and its curl. */
+  example?: Readonly<Record<string, unknown>>;
   /** Field-name fragments stripped on top of the spec's list (finance/pnl). */
   redactFragments?: readonly string[];
-  handler(ctx: HandlerContext<z.output<S>>): Promise<unknown>;
+  handler(ctx: HandlerContext<z.output<S>>): Promise<z.input<O> | InlineError>;
 }
 
 /**
@@ -62,7 +75,12 @@ export class InlineError {
   }
 }
 
-/** Keeps each route's handler typed by its own schema while the registry holds them together. */
-export function defineRoute<S extends z.ZodType>(def: RouteDef<S>): RouteDef {
+/**
+ * Keeps each route's handler typed by its own schemas while the registry holds them together: the
+ * input's output type is what the handler gets, and what it answers must fit the documented output.
+ */
+export function defineRoute<S extends z.ZodType, O extends z.ZodType = z.ZodType>(
+  def: RouteDef<S, O>,
+): RouteDef {
   return def as unknown as RouteDef;
 }

@@ -21,6 +21,7 @@ import { routes as defaultRoutes } from "../../src/routes/index.ts";
 import type { RouteDef } from "../../src/routes/route-def.ts";
 import { createLocalObjectStore } from "../../src/storage/local-store.ts";
 import type { ObjectStore } from "../../src/storage/object-store.ts";
+import { checkResponsesAgainstOpenApi } from "./response-conformance.ts";
 
 export const silentLogger = pino({ level: "silent" });
 
@@ -90,9 +91,15 @@ export interface TestAppOptions {
   files?: ObjectStore;
 }
 
+/**
+ * The app with the whole pipeline, as main.ts builds it. Every answer of an API route is checked
+ * against the OpenAPI document of the same routes (response-conformance.ts): closing an app that
+ * sent an undocumented status or body throws, listing them, so the test file fails.
+ */
 export async function createTestApp(db: Database, options: TestAppOptions = {}) {
   const audit = options.audit ?? createAuditWriter(db, silentLogger, { intervalMs: 50 });
   const files = options.files ?? createTestFiles(options.clock);
+  const routes = options.routes ?? defaultRoutes;
   const app = await buildApp({
     db,
     secrets: options.secrets ?? testSecrets,
@@ -100,13 +107,14 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}) 
     counters: options.counters ?? createMemoryCounterStore(),
     audit,
     logger: silentLogger,
-    routes: options.routes ?? defaultRoutes,
+    routes,
     files,
     siteUrl: () => TEST_SITE_URL,
     clock: options.clock,
   });
+  const conformance = checkResponsesAgainstOpenApi(app, routes, TEST_SITE_URL);
   await app.ready();
-  return Object.assign(app, { audit, files });
+  return Object.assign(app, { audit, files, conformance });
 }
 
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>;

@@ -32,6 +32,36 @@ function assertCommonHeaders(headers: Record<string, unknown>, where: string) {
 }
 
 /**
+ * Key-authenticated routes outside the registry: any valid key passes (no scope of their own), so
+ * they get every check but the wrong-scope one. A 2xx must carry what `served` looks for.
+ */
+export const KEYED_EXTRAS: readonly {
+  method: "GET" | "POST";
+  url: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  served: string;
+}[] = [
+  { method: "GET", url: `${API_PREFIX}/tools`, served: "data" },
+  {
+    method: "POST",
+    url: "/mcp",
+    headers: { accept: "application/json, text/event-stream" },
+    body: {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "security-suite", version: "1" },
+      },
+    },
+    served: "result",
+  },
+];
+
+/**
  * The shared security suite: every registered route, every method, against no key, malformed,
  * unknown, revoked and expired keys, a key without the route's scope, a `*` key, the route's own
  * scope, and the free plan. Later routes get it by being in the registry.
@@ -151,6 +181,59 @@ export function securitySuite(routes: readonly RouteDef[]) {
           assert.equal(res.statusCode, 401);
         });
       }
+    }
+
+    for (const extra of KEYED_EXTRAS) {
+      clients += 1;
+      const remoteAddress = `10.1.${Math.floor(clients / 250)}.${clients % 250}`;
+      const name = `${extra.method} ${extra.url}`;
+      const send = (headers: Record<string, string>, url = extra.url) =>
+        app.inject({
+          method: extra.method,
+          url,
+          remoteAddress,
+          headers:
+            extra.body === undefined
+              ? { ...extra.headers, ...headers }
+              : { ...extra.headers, ...headers, "content-type": "application/json" },
+          payload: extra.body === undefined ? undefined : JSON.stringify(extra.body),
+        });
+
+      test(`${name}: no key, malformed, unknown, revoked and expired keys → 401`, async () => {
+        for (const headers of [
+          {},
+          bearer("junk"),
+          { authorization: `Basic ${star}` },
+          bearer(`svc_sk_live_${"A".repeat(32)}`),
+          bearer(revoked),
+          bearer(expired),
+        ]) {
+          const res = await send(headers);
+          assert.equal(res.statusCode, 401, JSON.stringify(headers));
+          assert.deepEqual(res.json(), { error: "invalid_or_missing_api_key" });
+          assertCommonHeaders(res.headers, name);
+        }
+      });
+
+      test(`${name}: any one scope and * are accepted`, async () => {
+        for (const key of [await account.key(["read:capi"]), await account.key(["write:goals"]), star]) {
+          const res = await send(bearer(key));
+          assert.equal(res.statusCode, 200, res.body);
+          assert.ok(extra.served in res.json(), `answers ${extra.served}`);
+          assertCommonHeaders(res.headers, name);
+        }
+      });
+
+      test(`${name}: free plan → 403 plan_free_no_api`, async () => {
+        const res = await send(bearer(freeKey));
+        assert.equal(res.statusCode, 403);
+        assert.deepEqual(res.json(), { error: "plan_free_no_api" });
+      });
+
+      test(`${name}: the key in the query string is refused`, async () => {
+        const res = await send({}, `${extra.url}?api_key=${star}&key=${star}`);
+        assert.equal(res.statusCode, 401);
+      });
     }
   });
 }

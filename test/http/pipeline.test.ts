@@ -92,7 +92,8 @@ describe("routing", () => {
         assert.equal(res.statusCode, 200);
         const index = res.json().data;
         assert.equal(index.base_url, "http://localhost:3000/api/v1");
-        assert.equal(index.reference, "http://localhost:3000/api/v1/openapi.json");
+        assert.equal(index.reference, "http://localhost:3000/docs");
+        assert.equal(index.openapi, "http://localhost:3000/api/v1/openapi.json");
         const listed = index.routes.map(
           (r: { method: string; path: string; scope: string }) => `${r.method} ${r.path} ${r.scope}`,
         );
@@ -147,6 +148,7 @@ describe("routing", () => {
       assert.equal(reference.statusCode, 200);
       assert.equal(reference.json().openapi, "3.1.0");
       assert.deepEqual(Object.keys(reference.json().paths).sort(), [
+        "/",
         "/ads/campaigns",
         "/ads/rules",
         "/ads/rules/delete",
@@ -181,6 +183,7 @@ describe("routing", () => {
         "/icp/criteria",
         "/journeys",
         "/journeys/contact",
+        "/openapi.json",
         "/sale-rule",
         "/sales/cycle",
         "/sales/reps",
