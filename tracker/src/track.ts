@@ -176,21 +176,27 @@ if (!w.__ascribe) {
    */
   const scan = (root: Element) => {
     const values = state?.l || {};
-    for (const e of [root, ...root.querySelectorAll("a,iframe,input,[data-url],[data-tally-src]")]) {
-      // Links and iframes have no `utm_*` names: the fill touches only inputs.
-      const v = values[(e as HTMLInputElement).name];
-      if (v && ((e as HTMLInputElement).type == "hidden" || !(e as HTMLInputElement).value))
-        (e as HTMLInputElement).value = v;
-      if (values.utm_source)
-        for (const name of ["href", "src", "data-url", "data-tally-src"]) {
-          const url = e.getAttribute(name);
-          if (url && (listed(hostOf(url)) || (TRACK_FULL && e.hasAttribute("data-decorate")))) {
-            const next = decorate(url, values, loc.href);
-            // Only a change: setting an iframe's src again reloads it.
-            if (next != url) e.setAttribute(name, next);
+    // Once per element and state (marked with the state it saw): while the page is parsed, every
+    // element is reported as added, and with it the subtree of each ancestor reported in the batch.
+    for (const e of [
+      root,
+      ...root.querySelectorAll("a,iframe,input,[data-url],[data-tally-src]"),
+    ] as (HTMLInputElement & Record<string, unknown>)[])
+      if (e[STATE_COOKIE] != state) {
+        e[STATE_COOKIE] = state;
+        // Links and iframes have no `utm_*` names: the fill touches only inputs.
+        const v = values[e.name];
+        if (v && (e.type == "hidden" || !e.value)) e.value = v;
+        if (values.utm_source)
+          for (const name of ["href", "src", "data-url", "data-tally-src"]) {
+            const url = e.getAttribute(name);
+            if (url && (listed(hostOf(url)) || (TRACK_FULL && e.hasAttribute("data-decorate")))) {
+              const next = decorate(url, values, loc.href);
+              // Only a change: setting an iframe's src again reloads it.
+              if (next != url) e.setAttribute(name, next);
+            }
           }
-        }
-    }
+      }
   };
 
   /**
@@ -221,7 +227,7 @@ if (!w.__ascribe) {
   /** At the first grant (at once without a consent signal): probe, cookies, page view, page scan. */
   const start = () => {
     // The first candidate the browser accepts (TRACKING §3); the probe expires within a second.
-    const probe = `_ascribe_${now()}=`;
+    const probe = `${STATE_COOKIE}${now()}=`;
     for (const c of cookieDomains(loc.hostname)) {
       // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from Firefox and Safari.
       d.cookie = `${probe}1;max-age=1;domain=${c}`;
