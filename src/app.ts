@@ -82,7 +82,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: "*",
     methods: ["GET", "HEAD", "PUT", "POST"],
-    allowedHeaders: ["Authorization", "X-Api-Key", "Content-Type"],
+    // The MCP headers: a browser-based MCP client sends them with every /mcp request.
+    allowedHeaders: ["Authorization", "X-Api-Key", "Content-Type", "Mcp-Protocol-Version", "Mcp-Session-Id"],
     exposedHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "Retry-After", "X-Request-Id"],
     maxAge: 86_400,
   });

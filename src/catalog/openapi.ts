@@ -356,6 +356,83 @@ function publicPaths(baseUrl: string): Record<string, Record<string, unknown>> {
   };
 }
 
+/** Errors of a key-checked path outside the registry (/tools): the pipeline's, but for scopes. */
+const KEYED_ERRORS = PIPELINE_ERRORS.filter(
+  (code) => code !== "insufficient_scope" && code !== "tenant_barrier",
+);
+
+/** `GET /tools` (SPEC "Index and manifest"): any valid key; the tools its scopes cover. */
+function toolsPath(baseUrl: string): Record<string, Record<string, unknown>> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of KEYED_ERRORS)
+    byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  const tool = {
+    type: "object",
+    properties: {
+      name: { type: "string" },
+      method: { enum: ["GET", "PUT", "POST"] },
+      path: { type: "string", description: "The full address." },
+      scope: { type: "string" },
+      description: { type: "string" },
+      inputSchema: { type: "object", description: "JSON Schema of the query (GET) or of the body." },
+    },
+    required: ["name", "method", "path", "scope", "description", "inputSchema"],
+    additionalProperties: false,
+  };
+  return {
+    "/tools": {
+      get: {
+        operationId: "getTools",
+        summary: "The tool manifest",
+        description:
+          "One tool per route the key's scopes cover, for agent frameworks; the calls and creatives routes are left out (the index lists them). Any valid key.",
+        tags: ["index"],
+        security: [{ bearer: [] }, { apiKeyHeader: [] }],
+        responses: {
+          "200": {
+            description: "Success.",
+            headers: COMMON_HEADER_REFS,
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  properties: {
+                    data: {
+                      type: "object",
+                      properties: { tools: { type: "array", items: tool } },
+                      required: ["tools"],
+                      additionalProperties: false,
+                    },
+                  },
+                  required: ["data"],
+                  additionalProperties: false,
+                },
+              },
+            },
+          },
+          ...Object.fromEntries(
+            [...byStatus].map(([status, codes]) => [
+              String(status),
+              {
+                description: codes.map((code) => `- \`${code}\`: ${ERROR_DOCS[code].cause}`).join("\n"),
+                headers: COMMON_HEADER_REFS,
+                content: { "application/json": { schema: { anyOf: codes.map(errorRef) } } },
+              },
+            ]),
+          ),
+        },
+        "x-codeSamples": [
+          {
+            lang: "Shell",
+            label: "curl",
+            source: `curl -s -H "Authorization: Bearer $ASCRIBE_API_KEY" ${shellQuote(`${baseUrl}/tools`)}`,
+          },
+        ],
+      },
+    },
+  };
+}
+
 function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string {
   const line = (cells: readonly string[]) => `| ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`;
   return [line(head), line(head.map(() => "---")), ...rows.map(line)].join("\n");
@@ -437,7 +514,7 @@ function infoDescription(routes: readonly RouteDef[], baseUrl: string): string {
 /** OpenAPI 3.1 document generated from the route registry, so it cannot drift from the router. */
 export function buildOpenApi(routes: readonly RouteDef[], siteUrl: string) {
   const baseUrl = siteUrl + API_PREFIX;
-  const paths: Record<string, Record<string, unknown>> = publicPaths(baseUrl);
+  const paths: Record<string, Record<string, unknown>> = { ...publicPaths(baseUrl), ...toolsPath(baseUrl) };
   const shared: SharedResponses = new Map();
   for (const route of routes) {
     const item: Record<string, unknown> = paths[route.path] ?? {};

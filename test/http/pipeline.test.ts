@@ -188,6 +188,7 @@ describe("routing", () => {
         "/sales/cycle",
         "/sales/reps",
         "/sales/summary",
+        "/tools",
         "/touchpoints",
       ]);
     });
@@ -207,6 +208,18 @@ describe("routing", () => {
       assert.equal(preflight.statusCode, 204);
       assert.equal(preflight.headers["access-control-allow-origin"], "*");
       assert.match(String(preflight.headers["access-control-allow-headers"]), /authorization/i);
+      // A browser-based MCP client's preflight for /mcp.
+      const mcp = await app.inject({
+        method: "OPTIONS",
+        url: "/mcp",
+        headers: {
+          origin: "https://agent.example.org",
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "authorization,content-type,mcp-protocol-version",
+        },
+      });
+      assert.equal(mcp.statusCode, 204);
+      assert.match(String(mcp.headers["access-control-allow-headers"]), /Mcp-Protocol-Version/);
       const res = await app.inject({
         url: "/api/v1/icp/criteria",
         headers: { origin: "https://example.org" },
