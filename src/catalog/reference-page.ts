@@ -4,10 +4,11 @@ import { createRequire } from "node:module";
 import { promisify } from "node:util";
 import { gzip as gzipCallback } from "node:zlib";
 import type { FastifyInstance } from "fastify";
+import { type StaticAsset, sendStaticAsset } from "../http/static-asset.ts";
 import { API_PREFIX } from "../routes/route-def.ts";
 import { REFERENCE_PATH } from "./index-listing.ts";
 
-const gzip = promisify(gzipCallback);
+const gzipAsync = promisify(gzipCallback);
 
 /** Scalar's browser bundle: the whole reference in one script, nothing fetched from a CDN. */
 const SCRIPT_MODULE = "@scalar/api-reference/browser/standalone.js";
@@ -34,11 +35,8 @@ const SCALAR_CONFIGURATION = {
   metaData: { title: "Ascribe API reference" },
 };
 
-interface ScriptAsset {
+interface ScriptAsset extends StaticAsset {
   name: string;
-  body: Buffer;
-  gzipped: Buffer;
-  etag: string;
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -66,7 +64,7 @@ async function loadScript(): Promise<ScriptAsset> {
   const path = createRequire(import.meta.url).resolve(SCRIPT_MODULE);
   const body = await readFile(path);
   const hash = createHash("sha256").update(body).digest("base64url").slice(0, 16);
-  return { name: `api-reference.${hash}.js`, body, gzipped: await gzip(body), etag: `"${hash}"` };
+  return { name: `api-reference.${hash}.js`, body, gzip: await gzipAsync(body), etag: `"${hash}"` };
 }
 
 /**
@@ -115,16 +113,8 @@ export function registerReferencePage(
     async (request, reply) => {
       const asset = await script();
       if (request.params.file !== asset.name) return reply.callNotFound();
-      const zipped = /\bgzip\b/.test(request.headers["accept-encoding"] ?? "");
-      // Another representation, another ETag (as the tracking script does).
-      const etag = zipped ? asset.etag.replace(/"$/, '-gzip"') : asset.etag;
-      reply
-        .header("ETag", etag)
-        .header("Vary", "Accept-Encoding")
-        .header("X-Content-Type-Options", "nosniff");
-      if (request.headers["if-none-match"] === etag) return reply.status(304).send();
-      reply.type("text/javascript; charset=utf-8");
-      return zipped ? reply.header("Content-Encoding", "gzip").send(asset.gzipped) : reply.send(asset.body);
+      reply.header("X-Content-Type-Options", "nosniff");
+      return sendStaticAsset(request, reply, asset, "text/javascript; charset=utf-8");
     },
   );
 }

@@ -1,17 +1,10 @@
 import type { FastifyInstance } from "fastify";
+import { sendStaticAsset } from "../http/static-asset.ts";
 import { type TrackScript, trackScript } from "./track-script.ts";
 
 export const TRACK_SCRIPT_PATH = "/api/track.js";
 /** An hour: a release reaches pages within the hour, and the ETag makes the check after it cheap. */
 export const TRACK_SCRIPT_CACHE = "public, max-age=3600";
-
-/** Whether an If-None-Match header names one of these ETags (weak comparison, as RFC 9110 asks). */
-function matches(header: string | undefined, etags: readonly string[]): boolean {
-  return (header ?? "").split(",").some((tag) => {
-    const t = tag.trim();
-    return t === "*" || etags.includes(t.replace(/^W\//, ""));
-  });
-}
 
 /**
  * `GET {site_url}/api/track.js` (SPEC "Tracking script and test endpoint"; CONTRACT): the tracking
@@ -38,12 +31,12 @@ export function registerTrackScriptRoute(
     },
     async (request, reply) => {
       const { code, gzip, etag } = await built;
-      const gzipEtag = etag.replace(/"$/, '-gzip"');
-      const zipped = /\bgzip\b/.test(request.headers["accept-encoding"] ?? "");
-      reply.header("ETag", zipped ? gzipEtag : etag).header("Vary", "Accept-Encoding");
-      if (matches(request.headers["if-none-match"], [etag, gzipEtag])) return reply.status(304).send();
-      reply.type("application/javascript; charset=utf-8");
-      return zipped ? reply.header("Content-Encoding", "gzip").send(gzip) : reply.send(code);
+      return sendStaticAsset(
+        request,
+        reply,
+        { body: code, gzip, etag },
+        "application/javascript; charset=utf-8",
+      );
     },
   );
 }
