@@ -1,20 +1,17 @@
 /**
- * `npm run build:tracker`: builds track.js and prints its sizes; exits 1 when the served script is not
- * under the budget. The full variant's sizes are printed for comparison.
+ * `npm run build:tracker`: builds track.js and prints its sizes; exits 1 above the CI limit (gzip
+ * bytes, a ratchet under the 5,000-byte budget of TRACKING.md, Decisions).
  */
-import { buildTrackScript, TRACK_SCRIPT_BUDGET } from "../src/tracking/track-script.ts";
+import { buildTrackScript, TRACK_SCRIPT_BUDGET, TRACK_SCRIPT_CI_LIMIT } from "../src/tracking/track-script.ts";
 
-const served = await buildTrackScript();
-const full = await buildTrackScript({ full: true });
-const line = (name: string, s: { minifiedBytes: number; gzipBytes: number }) =>
-  `${name}: ${s.minifiedBytes} bytes minified, ${s.gzipBytes} bytes gzip`;
-
-console.log(line("track.js", served));
-console.log(line("track.js, full variant (not served)", full));
-if (served.minifiedBytes >= TRACK_SCRIPT_BUDGET) {
+const { minifiedBytes, gzipBytes } = await buildTrackScript();
+console.log(`track.js: ${minifiedBytes} bytes minified, ${gzipBytes} bytes gzip`);
+if (gzipBytes > TRACK_SCRIPT_CI_LIMIT) {
   console.error(
-    `track.js is ${served.minifiedBytes} bytes minified: the budget is under ${TRACK_SCRIPT_BUDGET}.`,
+    `track.js is ${gzipBytes} bytes gzip: the limit is ${TRACK_SCRIPT_CI_LIMIT} (budget: under ${TRACK_SCRIPT_BUDGET}).`,
   );
   process.exit(1);
 }
-console.log(`Under the budget of ${TRACK_SCRIPT_BUDGET} bytes minified.`);
+console.log(
+  `Within the CI limit of ${TRACK_SCRIPT_CI_LIMIT} bytes gzip (budget: under ${TRACK_SCRIPT_BUDGET} bytes gzip).`,
+);

@@ -2,9 +2,15 @@ import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
+import { minify } from "terser";
 
-/** SPEC "Tracking script behavior" 1, read as minified bytes (TRACKING.md, decisions). */
+/**
+ * SPEC "Tracking script behavior" 1, "under 5 KB", read as the bytes a browser downloads: gzip
+ * (TRACKING.md, Decisions), as Umami and Plausible measure their own trackers.
+ */
 export const TRACK_SCRIPT_BUDGET = 5_000;
+/** The ratchet under the budget: the build and CI fail above it, so that the script cannot creep. */
+export const TRACK_SCRIPT_CI_LIMIT = 4_000;
 
 const ENTRY = fileURLToPath(new URL("../../tracker/src/track.ts", import.meta.url));
 
@@ -18,16 +24,19 @@ export interface TrackScript {
   etag: string;
 }
 
-export interface TrackScriptOptions {
-  /**
-   * The full variant: the extras that do not fit the budget (tracker/src/track.ts lists them). The
-   * served script is the budget one.
-   */
-  full?: boolean;
-}
+/**
+ * V8's explicit compile hint (Chromium 136 on): every function of the script is compiled with it,
+ * off the main thread when the script is streamed, instead of lazily on its first call: every one of
+ * track.js's runs at load. Other browsers read a comment.
+ */
+const COMPILE_HINT = "//# allFunctionsCalledOnLoad\n";
 
-/** Builds track.js from tracker/src in-process: one minified IIFE for browsers of 2020 on. */
-export async function buildTrackScript(options: TrackScriptOptions = {}): Promise<TrackScript> {
+/**
+ * Builds track.js from tracker/src in-process: esbuild bundles the TypeScript into one IIFE for
+ * browsers of 2020 on, terser minifies it (a few hundred gzip bytes smaller than esbuild's own
+ * minification).
+ */
+export async function buildTrackScript(): Promise<TrackScript> {
   const result = await build({
     entryPoints: [ENTRY],
     bundle: true,
@@ -40,10 +49,23 @@ export async function buildTrackScript(options: TrackScriptOptions = {}): Promis
     charset: "utf8",
     // tracker/tsconfig.json is for type checking; its `strict` would only add "use strict".
     tsconfigRaw: "{}",
-    define: { TRACK_FULL: String(options.full === true) },
     logLevel: "silent",
   });
-  const code = result.outputFiles[0]?.text ?? "";
+  const minified = await minify(result.outputFiles[0]?.text ?? "", {
+    ecma: 2020,
+    compress: {
+      passes: 3,
+      toplevel: true,
+      pure_getters: true,
+      unsafe: true,
+      unsafe_arrows: true,
+      unsafe_comps: true,
+      unsafe_methods: true,
+    },
+    mangle: { toplevel: true },
+    format: { comments: false },
+  });
+  const code = COMPILE_HINT + (minified.code ?? "");
   const gzip = gzipSync(code, { level: 9 });
   return {
     code,

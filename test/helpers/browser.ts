@@ -1,11 +1,10 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { after, before } from "node:test";
 import { sql } from "drizzle-orm";
-import { type Browser, type BrowserContext, chromium } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Request } from "playwright-core";
 import { type Database, rows } from "../../src/db/client.ts";
 import { createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
-import { buildTrackScript } from "../../src/tracking/track-script.ts";
 import { createTestApp, openTestDatabase } from "./harness.ts";
 
 /*
@@ -17,16 +16,27 @@ import { createTestApp, openTestDatabase } from "./harness.ts";
 export const CHROMIUM = "/usr/bin/chromium";
 /** Where fixture pages load the script from: forwarded to the test server. */
 export const SERVICE = "https://ascribe.test";
-/** A path the interception answers with the full variant (its extras are not served). */
-export const FULL_SCRIPT = `${SERVICE}/full/track.js`;
 export const browserSkip =
   !existsSync(CHROMIUM) && process.env.CI !== "true" ? "chromium is not installed" : false;
+
+/** Where fixture pages load front-end libraries from (served from node_modules). */
+export const ASSETS = "https://assets.test";
+const LIBRARIES: Record<string, string> = {
+  "/react.js": "react/umd/react.production.min.js",
+  "/react-dom.js": "react-dom/umd/react-dom.production.min.js",
+  "/vue.js": "vue/dist/vue.global.prod.js",
+};
+
+/** A fixture's answer: an HTML page, or what a handler makes of the request (an API's answer). */
+export type Fixture = string | ((request: Request) => { status: number; body: string; contentType?: string });
 
 export interface BrowserHarness {
   db: Database;
   /** A browser context whose https pages come from `pages` (by URL without query); requests to
    * `forwarded` hosts (and to SERVICE) reach the real server with their own Host header. */
-  contextWith(pages: Record<string, string>, forwarded?: string[]): Promise<BrowserContext>;
+  contextWith(pages: Record<string, Fixture>, forwarded?: string[]): Promise<BrowserContext>;
+  /** GET {base_url}{path} with a key, as an API client would read what the browser sent. */
+  api<T>(key: string, path: string): Promise<T>;
 }
 
 /** Opens a database, the app on a real port and Chromium for one test file. */
@@ -35,14 +45,12 @@ export function useBrowser(): BrowserHarness {
   let app: Awaited<ReturnType<typeof createTestApp>>;
   let serverUrl: string;
   let browser: Browser;
-  let fullScript: string;
   before(async () => {
     if (browserSkip) return;
     db = await openTestDatabase();
     app = await createTestApp(db, { counters: createMemoryCounterStore() });
     await app.listen({ port: 0, host: "127.0.0.1" });
     serverUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    fullScript = (await buildTrackScript({ full: true })).code;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -66,13 +74,20 @@ export function useBrowser(): BrowserHarness {
     get db() {
       return db;
     },
+    async api(key, path) {
+      const res = await app.inject({
+        method: "GET",
+        url: `/api/v1${path}`,
+        headers: { authorization: `Bearer ${key}` },
+      });
+      if (res.statusCode !== 200) throw new Error(`GET ${path}: ${res.statusCode} ${res.body}`);
+      return res.json();
+    },
     async contextWith(pages, forwarded = []) {
       const context = await browser.newContext({ ignoreHTTPSErrors: true });
       await context.route("**/*", async (route) => {
         const request = route.request();
         const url = new URL(request.url());
-        if (url.href === FULL_SCRIPT)
-          return route.fulfill({ status: 200, contentType: "application/javascript", body: fullScript });
         if (url.origin === SERVICE || forwarded.includes(url.host)) {
           const response = await route.fetch({
             url: `${serverUrl}${url.pathname}${url.search}`,
@@ -80,8 +95,19 @@ export function useBrowser(): BrowserHarness {
           });
           return route.fulfill({ response });
         }
+        const library = url.origin === ASSETS && LIBRARIES[url.pathname];
+        if (library)
+          return route.fulfill({
+            status: 200,
+            contentType: "application/javascript",
+            body: readFileSync(new URL(`../../node_modules/${library}`, import.meta.url), "utf8"),
+          });
         const page = pages[`${url.origin}${url.pathname}`];
         if (page === undefined) return route.fulfill({ status: 404, body: "" });
+        if (typeof page === "function") {
+          const { status, body, contentType = "application/json" } = page(request);
+          return route.fulfill({ status, body, contentType });
+        }
         return route.fulfill({ status: 200, contentType: "text/html", body: page });
       });
       return context;

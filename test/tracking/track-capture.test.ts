@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
   AD_QUERY,
-  FULL_SCRIPT,
   landing,
   browserSkip as skip,
   storedTouches,
@@ -403,7 +402,7 @@ describe("track.js submission detection in Chromium", { skip }, () => {
   });
 });
 
-describe("track.js full variant in Chromium (not served: over the size budget)", { skip }, () => {
+describe("track.js method 4 and single-page apps in Chromium", { skip }, () => {
   test("method 4: a fetch post with an email to this site is a lead; the same to an unlisted host is not", async () => {
     const account = await seedAccount(browser.db);
     const post = (url: string, email: string) =>
@@ -414,8 +413,7 @@ describe("track.js full variant in Chromium (not served: over the size budget)",
         `<button id="third" onclick='${post("https://api.tracker.example/identify", "seen@example.com")}'>a</button>` +
           `<button id="own" onclick='${post("/api/lead", "ajax.lead@example.com")}'>b</button>`,
         "",
-        FULL_SCRIPT,
-      ),
+            ),
       "https://api.tracker.example/identify": "{}",
       [`${SHOP}/api/lead`]: "{}",
     });
@@ -443,8 +441,7 @@ describe("track.js full variant in Chromium (not served: over the size budget)",
         account.clientKey,
         `<button id="send" onclick='const x = new XMLHttpRequest(); x.open("POST", "https://forms.hsforms.com/submissions"); x.setRequestHeader("content-type", "application/x-www-form-urlencoded"); x.send("firstname=Jo&email=xhr.lead%40example.com")'>send</button>`,
         "",
-        FULL_SCRIPT,
-      ),
+            ),
       "https://forms.hsforms.com/submissions": "{}",
     });
     const page = await context.newPage();
@@ -469,8 +466,7 @@ describe("track.js full variant in Chromium (not served: over the size budget)",
         account.clientKey,
         `<button id="go" onclick='history.pushState({}, "", "/pricing?utm_source=newsletter&utm_medium=email")'>go</button>`,
         "",
-        FULL_SCRIPT,
-      ),
+            ),
     });
     const page = await context.newPage();
     await page.goto(`${SHOP}/offer${AD_QUERY}`);

@@ -1,8 +1,9 @@
 /**
- * The tracker's pure parts: parameter and vendor tables, the channel-versus-ad merge, the first touch,
- * cookie-domain candidates, URL decoration, vendor message kinds and contacts. Touches no browser
- * global when imported, so the Node tests import it as it is. Written for size (track.js must stay
- * under 5,000 bytes minified): loose equality and arrow functions, which minify shorter.
+ * The tracker's pure parts: the parameter and vendor tables, macros, the channel-versus-ad merge,
+ * the first touch, cookie-domain candidates, URL decoration, vendor messages, thank-you paths and
+ * contacts. Touches no browser global when imported, so the Node tests import it as it is. Written
+ * with an eye on size (track.js is served gzip under 4,000 bytes): loose equality and arrow
+ * functions, which minify shorter.
  */
 
 /** A touch's parameters by name: `utm_*` as sent, click ids in lower case. */
@@ -23,28 +24,70 @@ export const UTM = "source medium campaign content term campaign_id ad_id adset_
 const CLICK_ID =
   /^(g(clid|braid|clsrc|ad_source|ad_campaignid)|wbraid|dclid|fbclid|msclkid|ttclid|li_fat_id|twclid|sccid|epik|rdt_cid|qclid|tblci|dicbo|oborigurl|yclid|ircl(ick)?id|cjevent)$/i;
 
-/**
- * Hosts of booking and form tools whose links, iframes and embeds get the attribution, and whose
- * iframes may post "submitted" or "booked" (TRACKING §2); their sub-domains too.
- */
-export const VENDORS =
-  "calendly.com cal.com typeform.com tally.so jotform.com fillout.com leadconnectorhq.com msgsndr.com oncehub.com savvycal.com tidycal.com zcal.co iclosed.io hsforms.com hubspot.com".split(
-    " ",
-  );
+/** GoHighLevel's form (`_ud`: the contact; keyed `embedded_iframe_*` it is not a submission) and calendar. */
+const GHL = /"_ud"|booking-complete/;
+/** HubSpot's legacy form callbacks, posted in the page: before and after its server answered. */
+export const HUBSPOT = /"onFormSubmit/;
 
 /**
- * Messages (TRACKING §2) that mean a booking (the first group): Calendly, Cal.com (V2, deprecated,
- * reschedule), GoHighLevel calendar, OnceHub; or a form submission: Typeform and Fillout, HubSpot
- * legacy forms (before and after the server answered), Tally, Jotform, OnceHub forms, GoHighLevel
- * forms. Matched as whole JSON strings in the message's JSON: Cal.com's `dryRun*` events and
- * GoHighLevel's `embedded_iframe_*` contacts match neither.
+ * The vendor table (TRACKING §2): hosts of booking and form tools, their sub-domains included, whose
+ * links, iframes and embeds get the attribution; with the message that, from one of their iframes,
+ * means "booked" or "submitted" (in the message as JSON text; Cal.com's `dryRunBookingSuccessful…`
+ * is not a booking). A message counts only from its own vendor's host.
  */
-const KIND =
-  /(event_scheduled"|"(rescheduleB|b)ookingSuccessful|booking-complete"|booking\.scheduled")|"(form[-_]submit|onFormSubmit(ted)?|Tally\.FormSubmitted|submission-completed|oncehub\.form\.completed|_ud)"/;
+export const VENDORS: Record<string, RegExp | 0> = {
+  "calendly.com": /event_scheduled/,
+  // V2, the deprecated event sent with it, and a reschedule.
+  "cal.com": /"(rescheduleB|b)ookingS/,
+  "typeform.com": /"form-submit"/,
+  "tally.so": /FormSubmitted/,
+  "jotform.com": /submission-completed/,
+  "fillout.com": /"form_submit"/,
+  "leadconnectorhq.com": GHL,
+  "msgsndr.com": GHL,
+  "oncehub.com": /booking\.scheduled|form\.completed/,
+};
+// Decorated only: their bookings reach the page as page events, or not at all.
+for (const host of "hubspot.com hsforms.com savvycal.com tidycal.com zcal.co iclosed.io".split(" "))
+  VENDORS[host] = 0;
+
+/**
+ * Hosts a page posts its own leads to with fetch or XHR (method 4), besides its own domain and the
+ * vendors: form back-ends and automation hooks.
+ */
+export const FORM_BACKENDS = /(formspree\.io|getform\.io|zapier\.com)$/;
+
+/** Whether a host is `base` or one of its sub-domains. */
+export const within = (host: string, base: string): boolean => `.${host}`.endsWith(`.${base}`);
+
+/** The vendor table's key for a host, if it is a vendor's. */
+export const vendorOf = (host: string): string | undefined =>
+  Object.keys(VENDORS).find((v) => within(host, v));
 
 const EMAIL = /[\w.+-]+@[\w-]+(\.[\w-]+)+/;
 /** utm_medium values of a bought click (as the service's isPaidMedium). */
 const PAID = /^(paid([-_]?social)?|cpc|ppc|cpm|display|ads)$/i;
+/**
+ * A whole value that is one unexpanded ad-platform placeholder (as the service's isUnresolvedMacro):
+ * `{{ad.name}}`, `{campaignid}`, `%%AD_ID%%`, `[ad_id]`, `__CAMPAIGN_NAME__`.
+ */
+const MACRO = /^(\{+[\w. :-]+\}+|%%[\w.:-]+%%|\[[\w.:-]+\]|__\w+__)$/;
+/^(\{\{ *[a-z_][\w.:-]* *\}\}|\{[a-z_][\w.:-]*\}|%%[a-z_][\w.:-]*%%|\[[a-z_][\w.:-]*\]|__[a-z]\w*__)$/i;
+
+/** `decodeURIComponent` that leaves a value it cannot decode as it is. */
+export const decode = (value: string): string => {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+};
+
+/**
+ * A placeholder the ad network left unresolved, raw or still percent-encoded once (the query string
+ * has already decoded a value once: a URL that encoded it twice arrives encoded once).
+ */
+export const isMacro = (value: string | undefined): boolean => MACRO.test(decode(`${value}`).trim());
 
 /** 8 to 16 characters of [0-9a-z]: a beacon, visitor or session id. */
 export const newId = (): string => Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
@@ -85,6 +128,8 @@ export interface State {
   c?: number;
   y?: string;
   k?: string;
+  /** The registrable domain the cookies are on, once probed: later pages need no probe. */
+  d?: string;
 }
 
 /**
@@ -92,41 +137,46 @@ export interface State {
  * replaces the whole attribution; another touch moves only source and medium while an ad click is
  * held, and replaces the attribution when none is; `utm_channel` records an assist and moves nothing
  * else. A page without parameters keeps everything; 30 minutes without a page start a new session.
+ * An unresolved macro is no value: it never enters the attribution nor replaces a held value.
  */
 export const merge = (prev: unknown, touch: Touch, now: number): State => {
   // A first state has no session yet (`u` 0): the check below starts one.
   const state = { v: newId(), u: 0, l: {}, t: now, ...(prev as object) } as State;
-  const { utm_channel: channel, ...fields } = touch;
-  const ad = isAdClick(touch);
   if (now - state.u > 18e5) state.s = newId();
   state.u = now;
   if (now - state.t > 2592e6) {
     state.l = {};
     state.p = 0;
   }
+  const fields: Touch = {};
+  const held: Touch = {};
+  for (const k in touch)
+    if (!isMacro(touch[k])) fields[k] = touch[k];
+    else if (state.l[k]) held[k] = state.l[k];
+  const { utm_channel: channel, ...rest } = fields;
+  const ad = isAdClick(fields);
   if (channel) state.a = channel;
-  if (ad || (!state.p && Object.keys(fields).length)) {
-    state.l = fields;
+  if (ad || (!state.p && Object.keys(rest).length)) {
+    state.l = { ...held, ...rest };
     state.p = +ad;
     state.t = now;
-  } else if (fields.utm_source || fields.utm_medium) {
-    state.l = { ...state.l, utm_source: fields.utm_source, utm_medium: fields.utm_medium };
+  } else if (rest.utm_source || rest.utm_medium) {
+    state.l = { ...state.l, utm_source: rest.utm_source, utm_medium: rest.utm_medium };
     state.t = now;
   }
   return state;
 };
 
 /**
- * The first touch of a visitor without one: its UTMs; without a UTM source (the cookie that says
- * a first touch is held), the referrer's host and `referral`, or `direct` and `none`.
+ * The first touch of a visitor without one: its UTMs (macros left out); without a UTM source (the
+ * cookie that says a first touch is held), the referrer's host and `referral`, or `direct` and `none`.
  */
 export const firstTouch = (touch: Touch, referrer: string, host: string): Touch => {
   // The referrer's host (with its port, as `host`): "https://host/…".split("/")[2].
   const from = referrer.split("/")[2];
   const external = from != host && from;
-  return touch.utm_source
-    ? touch
-    : { utm_source: external || "direct", utm_medium: external ? "referral" : "none" };
+  const { l } = merge(0, touch, 0);
+  return l.utm_source ? l : { utm_source: external || "direct", utm_medium: external ? "referral" : "none" };
 };
 
 /**
@@ -143,42 +193,70 @@ export const cookieDomains = (host: string): string[] =>
 
 /**
  * `url` with the values set in its query (Typeform: its hash), each replaced rather than repeated;
- * an absent value leaves the URL's own.
+ * an absent value leaves the URL's own. A Calendly iframe's address gets `embed`, the page's host,
+ * as `embed_domain` when it has none: without it Calendly posts no message to the page.
  */
-export const decorate = (url: string, values: Touch, base: string): string => {
+export const decorate = (url: string, values: Touch, base: string, embed?: string): string => {
   const u = new URL(url, base);
   const part = /typeform\.com$/.test(u.hostname) ? "hash" : "search";
   const query = new URLSearchParams(u[part].slice(1));
   for (const k in values) if (values[k]) query.set(k, values[k] as string);
+  if (embed && within(u.hostname, "calendly.com") && !query.has("embed_domain"))
+    query.set("embed_domain", embed);
   u[part] = `${query}`;
   return u.href;
 };
 
 /** A message's data as text: a string as it is (Tally sends JSON strings), anything else as JSON. */
-export const textOf = (data: unknown): string | undefined => {
+export const textOf = (data: unknown): string => {
   try {
-    return typeof data == "string" ? data : JSON.stringify(data);
-  } catch {}
+    return typeof data == "string" ? data : `${JSON.stringify(data)}`;
+  } catch {
+    return "";
+  }
 };
 
-/** Whether a vendor message (as text) means a booking or a form submission. */
-export const classify = (text: string | undefined): Kind | undefined => {
-  const match = KIND.exec(text as string);
-  if (match) return match[1] ? "booking" : "form_submit";
+/** What a vendor's message (as text) means, by the vendor's own signal: a booking or a form submission. */
+export const classify = (text: string, signal: RegExp | 0 | undefined): Kind | undefined => {
+  const match = signal ? signal.exec(text) : 0;
+  if (match) return /ook|schedul/.test(match[0]) ? "booking" : "form_submit";
 };
+
+/** Thank-you words, in a page's text or its path's segments. */
+export const THANKS = "thank|merci|danke|gracias|obrigad|confirm|success|booked|scheduled";
+/**
+ * A thank-you segment: made of whole words (`-`, `_` or `.` between them), thank-you words or words
+ * that go with them, and at least one thank-you word: `thank-you`, `merci`, `confirmation`,
+ * `call-booked`, `thanks.html`; not `thank-you-notes` nor `success-stories`.
+ */
+const THANKS_SEGMENT = RegExp(
+  `^(?=.*(${THANKS}))(((${THANKS})\\w*|you|your|for|booking|call|appointment|meeting|demo|order|form|page|html?)([-_.]|$))+$`,
+);
+
+/** Whether a path (and hash route) has a thank-you segment, and of which kind: a booking's words make it a `booking`. */
+export const thanksKind = (path: string): Kind | undefined => {
+  for (const segment of path.toLowerCase().split(/[/?#]/))
+    if (THANKS_SEGMENT.test(segment))
+      return /book|sched|appoint|call|meet|demo/.test(segment) ? "booking" : "form_submit";
+};
+
+export type Contact = Partial<Record<"email" | "phone", string>>;
 
 /** The first email address in a text. */
 export const emailIn = (text: string | undefined): string | undefined => EMAIL.exec(text as string)?.[0];
 
-export type Contact = Partial<Record<"email" | "phone", string>>;
-
-/** A form's contact from its inputs: the first email and phone (the service trims and cuts them). */
-export const contactOf = (inputs: Iterable<{ name: string; type: string; value: string }>): Contact => {
-  const contact: Contact = {};
-  for (const { name, type, value } of inputs) {
-    const k =
-      type == "email" || EMAIL.test(value) ? "email" : type == "tel" || /phone/i.test(name) ? "phone" : "";
-    if (k && value.trim()) contact[k] ||= value;
-  }
-  return contact;
+/**
+ * A lead's contact in a request body (JSON or form-encoded) or a form's fields: its first email, and
+ * the value of its first member named (or, for a field, typed) like a phone.
+ */
+export const contactIn = (body: string): Contact => {
+  const text = decode(body);
+  return {
+    email: emailIn(text),
+    phone: /(phone|tel|mobile)\w*[^\w+]{1,4}(\+?\d[\d ().+-]{5,}\d)/i.exec(text)?.[2],
+  };
 };
+
+/** A form's contact from its fields, read as a body of `name type=value` members. */
+export const contactOf = (fields: ArrayLike<{ name?: string; type?: string; value?: string }>): Contact =>
+  contactIn(Array.from(fields, (f) => `&${f.name} ${f.type}=${f.value}`).join(""));

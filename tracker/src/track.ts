@@ -2,29 +2,37 @@
  * track.js (SPEC "Tracking script behavior"; TRACKING.md, the tracking field notes): captures the
  * ad and UTM parameters, keeps the attribution in a cookie on the registrable domain, fills hidden
  * fields, decorates booking and form tools, reports page views and submissions, honours consent.
- * Built by src/tracking/track-script.ts in two variants. The served one must stay under 5,000 bytes
- * minified, so browser state lives in closure variables (minified to one letter) rather than
- * objects and the service sorts the parameters it sends (`params`); even so, not everything fits:
- * `TRACK_FULL` (false there, true in the full variant) adds submission method 4 (fetch and XHR
- * posts), page views of a single-page app's routes, booking thank-you paths, the beacons' fetch
- * fallback, and decoration of hosts listed in `data-decorate` and of elements marked with it.
+ * Built by src/tracking/track-script.ts and served gzip under 4,000 bytes, so browser state lives in
+ * closure variables (minified to one letter) rather than objects, and the service sorts the
+ * parameters it sends (`params`).
+ *
+ * Cheap at page load: nothing runs while the page is parsed; at DOMContentLoaded (when a consent
+ * manager placed anywhere in the page has defined itself) one pass fills the forms and decorates the
+ * embeds, later additions are seen by a MutationObserver, and links are decorated when clicked.
  */
 import {
   type Contact,
   classify,
+  contactIn,
   contactOf,
   cookieDomains,
+  decode,
   decorate,
-  emailIn,
+  FORM_BACKENDS,
   firstTouch,
+  HUBSPOT,
   type Kind,
   merge,
   parseTouch,
   type State,
+  THANKS,
   type Touch,
   textOf,
+  thanksKind,
   UTM,
   VENDORS,
+  vendorOf,
+  within,
 } from "./core.ts";
 
 interface TcfData {
@@ -43,8 +51,7 @@ declare global {
   }
 }
 
-/** Replaced at build time: the full variant's extras (above). */
-declare const TRACK_FULL: boolean;
+type Marked = HTMLInputElement & Record<string, unknown>;
 
 const w = window;
 const d = document;
@@ -54,19 +61,31 @@ const json = JSON.stringify;
 const STATE_COOKIE = "_ascribe";
 /** The five standard cookies (`utm_source`…), and the first touch's (`first_utm_source`…). */
 const STANDARD = UTM.slice(0, 5);
-/** Thank-you paths and success messages. */
-const THANKS = /thank|merci|danke|gracias|obrigad|success|confirm/i;
-const anchor = d.createElement("a");
+const FIRST = STANDARD.map((k) => `first_${k}`);
+/** Success text in the box of a form where an email was typed (method 5). */
+const THANKS_TEXT = RegExp(THANKS, "i");
+/** Success blocks revealed in place of a form: Webflow's, HubSpot's (legacy, rendered in the page). */
+const SUCCESS_BLOCKS = ".w-form-done,.submitted-message";
+const noop = () => {};
 
 /** Every listener in the capture phase: a page's handler that stops propagation cannot hide an event. */
 const listen = (target: EventTarget, type: string, listener: (e: Event) => void) =>
   target.addEventListener(type, listener, true);
-const inputs = (root: ParentNode) => root.querySelectorAll("input");
 /** A URL's host, resolved against the page as a link's would be (never throws). */
 const hostOf = (url: string) => {
-  anchor.href = url;
-  return anchor.host;
+  try {
+    return new URL(url, loc.href).host;
+  } catch {
+    return "";
+  }
 };
+/** The tracked parameters of the address: its query, and a hash route's (`#/lp?utm_source=…`). */
+const touchOfPage = () => parseTouch(`${loc.search}&${loc.hash.split("?")[1]}`);
+/** A page of a single-page app: path, query and hash route (`#/pricing`; not an in-page `#anchor`). */
+const pageKey = () => loc.pathname + loc.search + (/^#!?\//.test(loc.hash) ? loc.hash : "");
+const valueSetter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")?.set as (
+  v: string,
+) => void;
 
 // Included twice, the second copy does nothing.
 if (!w.__ascribe) {
@@ -75,12 +94,15 @@ if (!w.__ascribe) {
   const config = script?.dataset || {};
   // Beacons go back where the script came from: on a first-party host, that host.
   const endpoint = new URL("/api/collect", script?.src || loc.href).href;
-  // Without the attribute, `concat` adds `undefined`, which no host ends with.
-  const hosts = TRACK_FULL ? VENDORS.concat(config.decorate?.match(/[^\s,]+/g) as string[]) : VENDORS;
+  /** Hosts the tag adds to the vendors' for decoration (`data-decorate="forms.acme.io, …"`). */
+  const extraHosts = config.decorate?.match(/[^\s,]+/g) || [];
   // Captured now, kept in memory: a consent given later on this page still attributes the visit.
-  const landing = parseTouch(loc.search);
-  // The page's own fetch: the beacons' fallback must not count as a submission (method 4).
+  const landing = touchOfPage();
+  // The page's own fetch and form.submit: the beacons' fallback must not count as a submission.
   const pageFetch = w.fetch;
+  const formSubmit = HTMLFormElement.prototype.submit;
+  const xhr = XMLHttpRequest.prototype;
+  const xhrSend = xhr.send;
 
   let on: boolean | undefined;
   let state: State | undefined;
@@ -89,49 +111,59 @@ if (!w.__ascribe) {
   let attributes = `;path=/;SameSite=Lax${loc.protocol == "https:" ? ";Secure" : ""}`;
   /** TCF's verdict: 0 (a decline) until the CMP answers. */
   let tcf: number | undefined;
-  /** The box around the form where the visitor typed an email, and the form's contact (method 5). */
+  /** The box around the form where the visitor typed an email, and what they typed (method 5). */
   let armed: HTMLElement | 0 | undefined;
   let typed: Contact | undefined;
-  let page = loc.pathname + loc.search;
+  /** Set while the script fills a field: its own input events are not the visitor's. */
+  let filling: number | undefined;
+  /** The page's cookies as last read. */
+  let jar = "";
+  let page = pageKey();
   let lastUrl = loc.href;
 
-  const listed = (host: string) => hosts.some((h) => `.${host}`.endsWith(`.${h}`));
-  /** A cookie's raw value (another script's `first_utm_*` may not decode). */
-  const cookie = (name: string) => d.cookie.match(`(?:^|; )${name}=([^;]*)`)?.[1];
-  /** Sets (without a value, expires) a cookie. */
-  const setCookie = (name: string, value: string | undefined, maxAge: number) =>
+  const listed = (host: string) => vendorOf(host) || extraHosts.some((h) => within(host, h));
+  /**
+   * A cookie's raw value (another script's `first_utm_*` may not decode), from the page's cookies as
+   * last read: reading `document.cookie` asks the browser process each time, writing it does not wait.
+   */
+  const cookie = (name: string) => jar.match(`(?:^|; )${name}=([^;]*)`)?.[1];
+  /** Writes a cookie, or expires it (without a value). */
+  const setCookie = (name: string, value: string | undefined, maxAge: number) => {
     // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from Firefox and Safari.
-    (d.cookie = `${name}=${encodeURIComponent(value as string)};max-age=${value ? maxAge : 0}${attributes}`);
+    d.cookie = `${name}=${encodeURIComponent(value || "")};max-age=${value ? maxAge : 0}${attributes}`;
+  };
 
   /**
    * Consent (TRACKING §4): GPC, TCF (storage and ad measurement, purposes 1 and 7; nothing until the
    * CMP answers), Consent Mode's last `analytics_storage`, Cookiebot's `statistics` (`-1`: outside
    * the consent region), OneTrust's performance group C0002. Any decline wins; then a grant, or no
-   * signal at all unless the tag asks for opt-in.
+   * signal at all unless the tag asks for opt-in. Nothing starts before the page is parsed: a CMP's
+   * stub placed after this script must be heard first.
    */
   const update = () => {
+    jar = d.cookie;
     if (tcf == null && w.__tcfapi) {
       tcf = 0;
       w.__tcfapi("addEventListener", 2, (data, ok) => {
         if (ok) tcf = +(data.gdprApplies == false || [1, 7].every((i) => data.purpose?.consents?.[i]));
+        update();
       });
     }
     let gcm: unknown;
     for (const item of w.dataLayer || [])
       if (item?.[0] == "consent") gcm = (item[2] as { analytics_storage?: string })?.analytics_storage || gcm;
     // OneTrust's group reads `C0002%3A1`: its verdict follows an `A`.
-    const signals = `${navigator.globalPrivacyControl ? 0 : ""} ${tcf} ${gcm} ${d.cookie.match(
+    const signals = `${navigator.globalPrivacyControl ? 0 : ""} ${tcf} ${gcm} ${jar.match(
       /statistics:\w+|C0002%3A\d|CookieConsent=-1/g,
     )}`;
     on =
       !/\b(0|false|denied)\b|A0/.test(signals) &&
       (/\b(1|true|granted)\b|A1/.test(signals) || config.consent != "required");
-    if (on && !state) start();
+    if (on && !state && d.readyState != "loading") start();
   };
 
-  /** Saves the state and sends a beacon, consent checked once more. */
+  /** Saves the state and sends a beacon, with consent. */
   const send = (type: Kind | "page_view", params: Touch, contact?: Contact, referrer?: string) => {
-    update();
     if (on && state) {
       setCookie(STATE_COOKIE, json(state), 2592e3);
       for (const k of STANDARD) setCookie(k, state.l[k], 2592e3);
@@ -145,11 +177,13 @@ if (!w.__ascribe) {
         contact,
         referrer,
       });
-      // A string body is text/plain: no CORS preflight. Sent now, never deferred to pagehide.
-      if (!navigator.sendBeacon(endpoint, body) && TRACK_FULL)
-        pageFetch(endpoint, { method: "POST", body, keepalive: true });
+      // A string body is text/plain: no CORS preflight. Sent now (a page may leave right after),
+      // never deferred to pagehide; the fallback is the page's own fetch, which method 4 never sees.
+      navigator.sendBeacon(endpoint, body) ||
+        pageFetch(endpoint, { method: "POST", body, keepalive: true }).catch(noop);
     }
   };
+
   /**
    * One beacon per submission: signals of one kind within 30 s are one; a thank-you path (its `key`)
    * after any signal within 30 s (a booking that redirects to it) adds nothing, and counts once in
@@ -159,6 +193,8 @@ if (!w.__ascribe) {
     const at = now();
     // No conversion yet: `at - undefined` is NaN, never under 30 s.
     const since = at - (state?.c as number);
+    // Consent read once more: a visitor may have withdrawn it since the last second's check.
+    update();
     if (state && !(key && key == state.k && since < 18e5)) {
       if (key) state.k = key;
       if (!(since < 3e4 && (key || state.y == kind))) {
@@ -170,154 +206,233 @@ if (!w.__ascribe) {
     }
   };
 
+  /** What fields and tool addresses receive: the attribution, and the account's client key. */
+  const values = (): Touch => ({ ...state?.l, client_key: config.client });
+
   /**
-   * Fills hidden fields (and empty ones) by their exact names (`utm_source`, `gclid`…);
-   * decorates links, iframes and embeds of listed tools, and elements marked `data-decorate`.
+   * Decorates an element's addresses of listed tools (or any, on an element marked `data-decorate`);
+   * a Calendly iframe also gets its `embed_domain`. Only a change is written: setting an iframe's
+   * src again reloads it.
+   */
+  const decorateElement = (e: Element) => {
+    for (const name of ["href", "src", "data-url", "data-tally-src"]) {
+      const url = e.getAttribute(name);
+      if (url && (listed(hostOf(url)) || e.hasAttribute("data-decorate"))) {
+        const next = decorate(url, values(), loc.href, e.tagName == "IFRAME" ? loc.hostname : "");
+        if (next != url) e.setAttribute(name, next);
+      }
+    }
+  };
+
+  /**
+   * Fills fields by their exact names (`utm_source`, `gclid`, `client_key`…) unless they hold a value
+   * of their own, through the native setter and with `input` and `change` events, so that React's or
+   * Vue's state holds the value too; decorates iframes and embeds. Once per element and state.
    */
   const scan = (root: Element) => {
-    const values = state?.l || {};
-    // Once per element and state (marked with the state it saw): while the page is parsed, every
-    // element is reported as added, and with it the subtree of each ancestor reported in the batch.
-    for (const e of [
-      root,
-      ...root.querySelectorAll("a,iframe,input,[data-url],[data-tally-src]"),
-    ] as (HTMLInputElement & Record<string, unknown>)[])
+    const all = values();
+    for (const e of [root, ...root.querySelectorAll("input,iframe,[data-url],[data-tally-src]")] as Marked[])
       if (e[STATE_COOKIE] != state) {
         e[STATE_COOKIE] = state;
-        // Links and iframes have no `utm_*` names: the fill touches only inputs.
-        const v = values[e.name];
-        if (v && (e.type == "hidden" || !e.value)) e.value = v;
-        if (values.utm_source)
-          for (const name of ["href", "src", "data-url", "data-tally-src"]) {
-            const url = e.getAttribute(name);
-            if (url && (listed(hostOf(url)) || (TRACK_FULL && e.hasAttribute("data-decorate")))) {
-              const next = decorate(url, values, loc.href);
-              // Only a change: setting an iframe's src again reloads it.
-              if (next != url) e.setAttribute(name, next);
-            }
-          }
+        const v = all[e.name];
+        if (e.tagName != "INPUT") decorateElement(e);
+        else if (v && (!e.value || e.value == e._ascribeValue)) {
+          filling = 1;
+          valueSetter.call(e, (e._ascribeValue = v));
+          for (const type of ["input", "change"]) e.dispatchEvent(new Event(type, { bubbles: true }));
+          filling = 0;
+        }
       }
   };
 
   /**
-   * On a DOM change and every second: a new route of a single-page app (pushState, replaceState,
-   * popstate and hashchange all re-render) is a page view; the box of a form where an email was typed
-   * now saying "thank you" is a conversion (method 5); so is a thank-you path (method 6).
+   * A new route of a single-page app is a page view (its parameters merged); a thank-you path is a
+   * conversion (method 6). Run at start, after pushState and replaceState, on popstate and hashchange.
    */
   const route = () => {
-    if (TRACK_FULL) {
-      const current = loc.pathname + loc.search;
-      if (current != page) {
-        const touch = parseTouch(loc.search);
-        if (state) {
-          state = merge(state, touch, now());
-          send("page_view", touch, undefined, lastUrl);
-        }
-        page = current;
-      }
-      lastUrl = loc.href;
+    const key = pageKey();
+    if (state && key != page) {
+      const touch = touchOfPage();
+      state = merge(state, touch, now());
+      send("page_view", pageParams(touch), undefined, lastUrl);
+      scan(d.documentElement);
     }
-    // biome-ignore lint/performance/useDomNodeTextContent: the text shown, not a hidden success message.
-    if (armed && THANKS.test(armed.innerText)) convert("form_submit", typed);
-    const path = loc.pathname + loc.hash;
-    if (THANKS.test(path))
-      convert(TRACK_FULL && /book|schedul|appointment/i.test(path) ? "booking" : "form_submit", typed, path);
+    page = key;
+    lastUrl = loc.href;
+    const path = `${loc.pathname}/${loc.hash}`;
+    const kind = thanksKind(path);
+    if (kind) convert(kind, typed, path);
   };
 
-  /** At the first grant (at once without a consent signal): probe, cookies, page view, page scan. */
-  const start = () => {
-    // The first candidate the browser accepts (TRACKING §3); the probe expires within a second.
-    const probe = `${STATE_COOKIE}${now()}=`;
-    for (const c of cookieDomains(loc.hostname)) {
-      // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from Firefox and Safari.
-      d.cookie = `${probe}1;max-age=1;domain=${c}`;
-      if (d.cookie.includes(probe)) {
-        attributes += `;domain=${(domain = c)}`;
-        break;
-      }
+  /** A page view's parameters: the page's own; an assist (`utm_channel`) carries the attribution it assists. */
+  const pageParams = (touch: Touch) => (touch.utm_channel ? { ...state?.l, ...touch } : touch);
+
+  /** The box of a form where an email was typed shows a success message (method 5). */
+  const thanked = (box: HTMLElement) =>
+    // biome-ignore lint/performance/useDomNodeTextContent: the text shown, not a hidden success message.
+    THANKS_TEXT.test(box.innerText) ||
+    [...box.querySelectorAll(SUCCESS_BLOCKS)].some((e) => e.getClientRects().length);
+  const boxWatch = new MutationObserver(() => {
+    if (armed && thanked(armed)) {
+      boxWatch.disconnect();
+      convert("form_submit", typed);
     }
+  });
+
+  /** At the first grant (without a consent signal, once the page is parsed): cookies, page view, scan. */
+  const start = () => {
+    let prev: State | undefined;
+    const saved = cookie(STATE_COOKIE);
+    // Checked first: a thrown error costs the page more than the check.
+    if (saved)
+      try {
+        prev = JSON.parse(decode(saved));
+      } catch {}
+    domain = prev?.d;
+    // The first candidate the browser accepts (TRACKING §3), all tried at once and read back once;
+    // the probes expire within a second.
+    const probe = `${STATE_COOKIE}${now()}`;
+    const candidates = domain ? [] : cookieDomains(loc.hostname);
+    candidates.forEach((c, i) => {
+      // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from Firefox and Safari.
+      d.cookie = `${probe}${i}=1;max-age=1;domain=${c}`;
+    });
+    const probed = candidates[0] ? d.cookie : "";
+    domain ||= candidates.find((_, i) => probed.includes(`${probe}${i}=`));
+    if (domain) attributes += `;domain=${domain}`;
     // Written once, for a year: the cookies' own expiry ends the first touch.
-    if (!cookie("first_utm_source")) {
+    if (!cookie(FIRST[0] as string)) {
       const first = firstTouch(landing, d.referrer, loc.host);
       for (const k of STANDARD) setCookie(`first_${k}`, first[k], 31536e3);
     }
-    let prev: unknown;
-    try {
-      prev = JSON.parse(decodeURIComponent(cookie(STATE_COOKIE) as string));
-    } catch {}
     state = merge(prev, landing, now());
+    state.d = domain;
     // A thank-you path first: its key is then saved with the page view's state.
     route();
-    send("page_view", landing, undefined, d.referrer);
-    scan(d.documentElement);
+    send("page_view", pageParams(landing), undefined, d.referrer);
+    // Host-only cookies of the same names (an earlier script's, another tool's) expire, so that the
+    // page reads one value: the registrable domain's, just written.
+    const written = domain && /(^|; )(_ascribe|(first_)?utm_\w+)=/.test(jar) ? `; ${d.cookie}` : "";
+    for (const k of [STATE_COOKIE, ...STANDARD, ...FIRST])
+      if (written.split(`; ${k}=`)[2]) {
+        // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from Firefox and Safari.
+        d.cookie = `${k}=;max-age=0;path=/`;
+      }
+    // Embed attributes now, before the tools' scripts read them; the page's iframes (reloaded by a
+    // new address) and fields once the page has loaded, in an idle moment; links when clicked.
+    for (const e of d.querySelectorAll("[data-url],[data-tally-src]")) decorateElement(e);
+    const idle = () => (w.requestIdleCallback || setTimeout)(() => scan(d.documentElement));
+    if (d.readyState == "complete") idle();
+    else listen(w, "load", idle);
+    // Forms and embeds added later, filled and decorated as they come.
+    new MutationObserver((records) => {
+      for (const r of records) for (const n of r.addedNodes) if (n instanceof Element) scan(n);
+    }).observe(d.documentElement, { childList: true, subtree: true });
   };
 
-  // 1. Native submit, valid forms only, and not a search box (no email, not a POST).
+  /** A form's submission with its contact: a lead when it has an email or is a POST (not a search box). */
+  const submitted = (form: HTMLFormElement) => {
+    const contact = contactOf(form.elements as unknown as Marked[]);
+    if (contact.email || contact.phone || /post/i.test(form.method)) convert("form_submit", contact);
+  };
+
+  /** A request body's text: a string's, form data's (its files named, not read); never a stream's or a file's. */
+  const bodyText = (body: unknown) =>
+    `${body instanceof FormData ? new URLSearchParams(body as never) : body}`;
+
+  /** A request answered 2xx by this site, a listed tool or a form back-end: a lead if its body holds a contact. */
+  const lead = (body: string | Promise<string> | undefined, url: string) => {
+    const host = hostOf(url);
+    if (within(host, domain || loc.host) || listed(host) || FORM_BACKENDS.test(host))
+      Promise.resolve(body).then((text = "") => {
+        const contact = contactIn(text);
+        if (contact.email || contact.phone) convert("form_submit", contact);
+      }, noop);
+  };
+
+  // 1. Native submit (requestSubmit, a button outside the form, a double click: one), valid forms
+  // only; form.submit(), which fires no event, too.
   listen(d, "submit", (e) => {
     const form = e.target as HTMLFormElement;
-    const contact = contactOf(inputs(form));
-    if ((form.noValidate || form.checkValidity()) && (contact.email || /post/i.test(form.method)))
-      convert("form_submit", contact);
+    // Filled now if the idle moment has not come yet: the form's data is read after this event.
+    if (state) scan(form);
+    if (form.noValidate || form.checkValidity()) submitted(form);
   });
+  HTMLFormElement.prototype.submit = function (this: HTMLFormElement) {
+    submitted(this);
+    formSubmit.call(this);
+  };
 
-  // 2 and 3. Form and scheduling tools: a known message from one of the page's iframes on a listed
-  // host, or from this window and origin (HubSpot). Other messages are not even read.
+  // 2 and 3. Form and scheduling tools: the vendor's own message from one of the page's iframes on
+  // that vendor's host; from this window, only HubSpot's callbacks. Other messages are not even read.
   listen(w, "message", (e) => {
     const { source, origin, data } = e as MessageEvent;
+    const text = textOf(data);
     // A frame's parent is readable across origins: it is this window for this page's own iframes.
-    const text =
-      (source == w ? origin == loc.origin : (source as Window)?.parent == w && listed(hostOf(origin))) &&
-      textOf(data);
-    const kind = classify(text || "");
-    if (kind) convert(kind, { email: emailIn(text as string) });
+    const kind =
+      source == w
+        ? origin == loc.origin && classify(text, HUBSPOT)
+        : (source as Window)?.parent == w && classify(text, VENDORS[vendorOf(hostOf(origin)) as string]);
+    if (kind) convert(kind, contactIn(text));
   });
+  // Page events: HubSpot's new forms, SavvyCal's embed.
+  listen(w, "hs-form-event:on-submission:success", () => convert("form_submit", typed));
+  listen(w, "savvycal.scheduled", (e) => convert("booking", contactIn(textOf((e as CustomEvent).detail))));
 
-  // 4. fetch and XHR sends with a body (so not a GET) holding an email, answered with success by
-  // this site or a listed tool: a lead.
-  if (TRACK_FULL) {
-    const answered = (body: unknown, url: string) => {
-      const email = emailIn(
-        `${typeof body == "object" ? new URLSearchParams(body as never) : body}`.replace(/%40/g, "@"),
-      );
-      const host = hostOf(url);
-      if (email && (`.${host}`.endsWith(`.${domain || loc.host}`) || listed(host)))
-        convert("form_submit", { email });
-    };
-    w.fetch = (input, init) => {
-      const response = pageFetch(input, init);
-      response.then(
-        (r) => r.ok && answered(init?.body, r.url),
-        () => {},
-      );
-      return response;
-    };
-    const xhrSend = XMLHttpRequest.prototype.send;
-    XMLHttpRequest.prototype.send = function (this: XMLHttpRequest, body) {
-      listen(this, "load", () => this.status < 300 && answered(body, this.responseURL));
-      xhrSend.call(this, body);
-    };
-  }
+  // 4. fetch and XHR posts holding an email or a phone, answered 2xx. The page gets its own promise;
+  // a body is read from a copy (a Request's clone, a Response of the init's body), never a stream.
+  w.fetch = (input, init) => {
+    let body: string | Promise<string> | undefined;
+    const request = input instanceof Request && input;
+    // A GET has no body (fetch refuses one): its text is empty.
+    try {
+      body = init?.body != null ? bodyText(init.body) : request ? request.clone().text() : "";
+    } catch {}
+    const response = pageFetch(input, init);
+    response.then((r) => r.ok && lead(body, request ? request.url : `${input}`), noop);
+    return response;
+  };
+  xhr.send = function (this: XMLHttpRequest, body) {
+    if (body != null) {
+      const text = bodyText(body);
+      listen(this, "load", () => this.status > 199 && this.status < 300 && lead(text, this.responseURL));
+    }
+    xhrSend.call(this, body);
+  };
 
-  // 5. An email typed in a form whose box does not say "thank you" yet arms the check in route().
+  // 5. An email or phone typed in a form whose box does not say "thank you" yet arms the box.
   listen(d, "input", (e) => {
+    if (filling) return;
     const form = (e.target as HTMLInputElement).form;
     const box = form?.parentElement || d.body;
-    typed = contactOf(inputs(form || d.body));
-    // biome-ignore lint/performance/useDomNodeTextContent: the text shown, not a hidden success message.
-    if (typed.email && !THANKS.test(box.innerText)) armed = box;
+    typed = contactOf((form?.elements || d.querySelectorAll("input")) as unknown as Marked[]);
+    if ((typed.email || typed.phone) && box != armed && !thanked(box)) {
+      armed = box;
+      boxWatch.disconnect();
+      boxWatch.observe(box, { childList: true, subtree: true, attributes: true, characterData: true });
+    }
   });
 
-  // Forms, links and embeds added later, filled and decorated before an iframe loads.
-  new MutationObserver((records) => {
-    for (const r of records) for (const n of r.addedNodes) if (n instanceof Element) scan(n);
-    route();
-  }).observe(d.documentElement, { childList: true, subtree: true });
+  // Links of listed tools get the attribution when pressed, before the browser follows them.
+  for (const type of ["mousedown", "click"])
+    listen(d, type, (e) => {
+      const link = state && (e.target as Element).closest?.("a[href]");
+      if (link) decorateElement(link);
+    });
 
-  // CMPs answer later and set their cookies on the visitor's click; a route may change without a
-  // DOM change: both are read again every second.
-  setInterval(() => {
-    update();
-    route();
-  }, 1e3);
-  update();
+  // Routes of single-page apps.
+  for (const method of ["pushState", "replaceState"] as const) {
+    const original = history[method];
+    history[method] = function (this: History, ...args: Parameters<History["pushState"]>) {
+      original.apply(this, args);
+      route();
+    };
+  }
+  // A hash change is a navigation, with its popstate.
+  listen(w, "popstate", route);
+
+  // Consent managers answer late and set their cookies on the visitor's click: read again every second.
+  setInterval(update, 1e3);
+  if (d.readyState == "loading") listen(d, "DOMContentLoaded", update);
+  else update();
 }
