@@ -2,7 +2,11 @@
  * `npm run build:tracker`: builds track.js and prints its sizes; exits 1 above the CI limit (gzip
  * bytes, a ratchet under the 5,000-byte budget of TRACKING.md, Decisions).
  */
-import { buildTrackScript, TRACK_SCRIPT_BUDGET, TRACK_SCRIPT_CI_LIMIT } from "../src/tracking/track-script.ts";
+import {
+  buildTrackScript,
+  TRACK_SCRIPT_BUDGET,
+  TRACK_SCRIPT_CI_LIMIT,
+} from "../src/tracking/track-script.ts";
 
 const { minifiedBytes, gzipBytes } = await buildTrackScript();
 console.log(`track.js: ${minifiedBytes} bytes minified, ${gzipBytes} bytes gzip`);

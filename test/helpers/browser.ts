@@ -35,7 +35,7 @@ export interface BrowserHarness {
   /** A browser context whose https pages come from `pages` (by URL without query); requests to
    * `forwarded` hosts (and to SERVICE) reach the real server with their own Host header. */
   contextWith(pages: Record<string, Fixture>, forwarded?: string[]): Promise<BrowserContext>;
-  /** GET {base_url}{path} with a key, as an API client would read what the browser sent. */
+  /** GET {base_url}{path} with a key (its `data`), as an API client reads what the browser sent. */
   api<T>(key: string, path: string): Promise<T>;
 }
 
@@ -81,7 +81,7 @@ export function useBrowser(): BrowserHarness {
         headers: { authorization: `Bearer ${key}` },
       });
       if (res.statusCode !== 200) throw new Error(`GET ${path}: ${res.statusCode} ${res.body}`);
-      return res.json();
+      return (res.json() as { data: never }).data;
     },
     async contextWith(pages, forwarded = []) {
       const context = await browser.newContext({ ignoreHTTPSErrors: true });
@@ -126,6 +126,7 @@ export interface StoredTouch {
   click_ids: Record<string, string>;
   channel: string | null;
   email: string | null;
+  phone: string | null;
 }
 
 /** The account's touchpoints, oldest first, with the email of the contact each is joined to. */
@@ -133,7 +134,7 @@ export async function storedTouches(db: Database, accountId: string): Promise<St
   return db.admin(accountId, (tx) =>
     rows<StoredTouch>(
       tx,
-      sql`select t.event_type, t.utm, t.ad_ids, t.click_ids, t.channel, c.email
+      sql`select t.event_type, t.utm, t.ad_ids, t.click_ids, t.channel, c.email, c.phone
             from touchpoints t left join contacts c on c.account_id = t.account_id and c.id = t.contact_id
            where t.account_id = ${accountId} order by t.occurred_at, t.created_at`,
     ),

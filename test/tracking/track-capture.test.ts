@@ -313,10 +313,12 @@ describe("track.js submission detection in Chromium", { skip }, () => {
     await page.goto(`${SHOP}/offer${AD_QUERY}`);
     await page.fill("#email", "spa.lead@example.com");
     await page.click("#go");
-    const found = await touches(browser.db, account.accountId, 2);
+    // The route is a page view, then the lead.
+    const found = await touches(browser.db, account.accountId, 3);
     assert.deepEqual(
       found.map((t) => [t.event_type, t.email]),
       [
+        ["page_view", "spa.lead@example.com"],
         ["page_view", "spa.lead@example.com"],
         ["form_submit", "spa.lead@example.com"],
       ],
@@ -325,8 +327,8 @@ describe("track.js submission detection in Chromium", { skip }, () => {
     await page.reload();
     await page.waitForTimeout(1200);
     assert.deepEqual(
-      (await touches(browser.db, account.accountId, 3)).map((t) => t.event_type),
-      ["page_view", "form_submit", "page_view"],
+      (await touches(browser.db, account.accountId, 4)).map((t) => t.event_type),
+      ["page_view", "page_view", "form_submit", "page_view"],
     );
     await context.close();
   });
@@ -369,7 +371,7 @@ describe("track.js submission detection in Chromium", { skip }, () => {
     await context.close();
   });
 
-  test("links, iframes and embeds of listed tools carry the attribution; other links do not", async () => {
+  test("links (when pressed), iframes and embeds of listed tools carry the attribution; other links do not", async () => {
     const account = await seedAccount(browser.db);
     const context = await browser.contextWith({
       [`${SHOP}/offer`]: landing(
@@ -384,9 +386,15 @@ describe("track.js submission detection in Chromium", { skip }, () => {
     });
     const page = await context.newPage();
     await page.goto(`${SHOP}/offer${AD_QUERY}`);
+    // The iframe once the page has loaded, in an idle moment; links when pressed.
+    await page.waitForFunction(() =>
+      document.querySelector("#jot")?.getAttribute("src")?.includes("utm_source"),
+    );
+    for (const link of ["#cal", "#tf", "#other"]) await page.dispatchEvent(link, "mousedown");
     const query =
       "utm_source=facebook&utm_medium=paid&utm_campaign=Spring&utm_content=Video+3&utm_term=Lookalike" +
-      "&utm_campaign_id=120210000000001&utm_adset_id=120210000000002&utm_ad_id=120210000000003&fbclid=IwAR0AbCdE";
+      "&utm_campaign_id=120210000000001&utm_adset_id=120210000000002&utm_ad_id=120210000000003&fbclid=IwAR0AbCdE" +
+      `&client_key=${account.clientKey}`;
     assert.equal(
       await page.getAttribute("#cal", "href"),
       `https://calendly.com/acme/intro?month=2026-12&${query}`,
@@ -413,7 +421,7 @@ describe("track.js method 4 and single-page apps in Chromium", { skip }, () => {
         `<button id="third" onclick='${post("https://api.tracker.example/identify", "seen@example.com")}'>a</button>` +
           `<button id="own" onclick='${post("/api/lead", "ajax.lead@example.com")}'>b</button>`,
         "",
-            ),
+      ),
       "https://api.tracker.example/identify": "{}",
       [`${SHOP}/api/lead`]: "{}",
     });
@@ -441,7 +449,7 @@ describe("track.js method 4 and single-page apps in Chromium", { skip }, () => {
         account.clientKey,
         `<button id="send" onclick='const x = new XMLHttpRequest(); x.open("POST", "https://forms.hsforms.com/submissions"); x.setRequestHeader("content-type", "application/x-www-form-urlencoded"); x.send("firstname=Jo&email=xhr.lead%40example.com")'>send</button>`,
         "",
-            ),
+      ),
       "https://forms.hsforms.com/submissions": "{}",
     });
     const page = await context.newPage();
@@ -466,7 +474,7 @@ describe("track.js method 4 and single-page apps in Chromium", { skip }, () => {
         account.clientKey,
         `<button id="go" onclick='history.pushState({}, "", "/pricing?utm_source=newsletter&utm_medium=email")'>go</button>`,
         "",
-            ),
+      ),
     });
     const page = await context.newPage();
     await page.goto(`${SHOP}/offer${AD_QUERY}`);
