@@ -22,7 +22,7 @@ export const UTM = "source medium campaign content term campaign_id ad_id adset_
  * the visit an ad click.
  */
 const CLICK_ID =
-  /^(g(clid|braid|clsrc|ad_source|ad_campaignid)|wbraid|dclid|fbclid|msclkid|ttclid|li_fat_id|twclid|sccid|epik|rdt_cid|qclid|tblci|dicbo|oborigurl|yclid|ircl(ick)?id|cjevent)$/i;
+  /^(([dgqy]|fb|tt|tw)clid|[gw]braid|gclsrc|gad_(source|campaignid)|msclkid|li_fat_id|sccid|epik|rdt_cid|tblci|dicbo|oborigurl|ircl(ick)?id|cjevent)$/i;
 
 /** GoHighLevel's form (`_ud`: the contact; keyed `embedded_iframe_*` it is not a submission) and calendar. */
 const GHL = /"_ud"|booking-complete/;
@@ -47,15 +47,9 @@ export const VENDORS: Record<string, RegExp | 0> = {
   "msgsndr.com": GHL,
   "oncehub.com": /booking\.scheduled|form\.completed/,
 };
-// Decorated only: their bookings reach the page as page events, or not at all.
+// Decorated only: no message of theirs means a booking or a submission.
 for (const host of "hubspot.com hsforms.com savvycal.com tidycal.com zcal.co iclosed.io".split(" "))
   VENDORS[host] = 0;
-
-/**
- * Hosts a page posts its own leads to with fetch or XHR (method 4), besides its own domain and the
- * vendors: form back-ends and automation hooks.
- */
-export const FORM_BACKENDS = /(formspree\.io|getform\.io|zapier\.com)$/;
 
 /** Whether a host is `base` or one of its sub-domains. */
 export const within = (host: string, base: string): boolean => `.${host}`.endsWith(`.${base}`);
@@ -71,7 +65,7 @@ const PAID = /^(paid([-_]?social)?|cpc|ppc|cpm|display|ads)$/i;
  * A whole value that is one unexpanded ad-platform placeholder (as the service's isUnresolvedMacro):
  * `{{ad.name}}`, `{campaignid}`, `%%AD_ID%%`, `[ad_id]`, `__CAMPAIGN_NAME__`.
  */
-const MACRO = /^(\{+[\w. :-]+\}+|%%[\w.:-]+%%|\[[\w.:-]+\]|__\w+__)$/;
+const MACRO = /^(\{+[\w. :-]+\}+|(%%|__)\w+\2|\[[\w.:-]+\])$/;
 /^(\{\{ *[a-z_][\w.:-]* *\}\}|\{[a-z_][\w.:-]*\}|%%[a-z_][\w.:-]*%%|\[[a-z_][\w.:-]*\]|__[a-z]\w*__)$/i;
 
 /** `decodeURIComponent` that leaves a value it cannot decode as it is. */
@@ -196,7 +190,7 @@ export const cookieDomains = (host: string): string[] =>
  * an absent value leaves the URL's own. A Calendly iframe's address gets `embed`, the page's host,
  * as `embed_domain` when it has none: without it Calendly posts no message to the page.
  */
-export const decorate = (url: string, values: Touch, base: string, embed?: string): string => {
+export const decorate = (url: string, values: Touch, base: string, embed?: string | false): string => {
   const u = new URL(url, base);
   const part = /typeform\.com$/.test(u.hostname) ? "hash" : "search";
   const query = new URLSearchParams(u[part].slice(1));
@@ -210,7 +204,7 @@ export const decorate = (url: string, values: Touch, base: string, embed?: strin
 /** A message's data as text: a string as it is (Tally sends JSON strings), anything else as JSON. */
 export const textOf = (data: unknown): string => {
   try {
-    return typeof data == "string" ? data : `${JSON.stringify(data)}`;
+    return typeof data == "string" ? data : JSON.stringify(data);
   } catch {
     return "";
   }
@@ -247,16 +241,16 @@ export const emailIn = (text: string | undefined): string | undefined => EMAIL.e
 
 /**
  * A lead's contact in a request body (JSON or form-encoded) or a form's fields: its first email, and
- * the value of its first member named (or, for a field, typed) like a phone.
+ * the value of its first member named (or, for a field, typed) like a phone; none without either.
  */
-export const contactIn = (body: string): Contact => {
+export const contactIn = (body: string): Contact | undefined => {
   const text = decode(body);
-  return {
-    email: emailIn(text),
-    phone: /(phone|tel|mobile)\w*[^\w+]{1,4}(\+?\d[\d ().+-]{5,}\d)/i.exec(text)?.[2],
-  };
+  const email = emailIn(text);
+  const phone = /(phone|tel|mobile)\w*[^\w+]{1,4}(\+?\d[\d ().+-]{5,}\d)/i.exec(text)?.[2];
+  if (email || phone) return { email, phone };
 };
 
 /** A form's contact from its fields, read as a body of `name type=value` members. */
-export const contactOf = (fields: ArrayLike<{ name?: string; type?: string; value?: string }>): Contact =>
-  contactIn(Array.from(fields, (f) => `&${f.name} ${f.type}=${f.value}`).join(""));
+export const contactOf = (
+  fields: ArrayLike<{ name?: string; type?: string; value?: string }>,
+): Contact | undefined => contactIn(Array.from(fields, (f) => `&${f.name} ${f.type}=${f.value}`).join(""));

@@ -18,7 +18,6 @@ import {
   cookieDomains,
   decode,
   decorate,
-  FORM_BACKENDS,
   firstTouch,
   HUBSPOT,
   type Kind,
@@ -64,8 +63,11 @@ const STANDARD = UTM.slice(0, 5);
 const FIRST = STANDARD.map((k) => `first_${k}`);
 /** Success text in the box of a form where an email was typed (method 5). */
 const THANKS_TEXT = RegExp(THANKS, "i");
-/** Success blocks revealed in place of a form: Webflow's, HubSpot's (legacy, rendered in the page). */
-const SUCCESS_BLOCKS = ".w-form-done,.submitted-message";
+/**
+ * Success blocks shown in place of a form: HubSpot's (legacy forms rendered in the page) and Webflow's,
+ * which its script reveals with an inline `display: block`.
+ */
+const SUCCESS_BLOCKS = ".submitted-message,.w-form-done[style*=block]";
 const noop = () => {};
 
 /** Every listener in the capture phase: a page's handler that stops propagation cannot hide an event. */
@@ -83,9 +85,9 @@ const hostOf = (url: string) => {
 const touchOfPage = () => parseTouch(`${loc.search}&${loc.hash.split("?")[1]}`);
 /** A page of a single-page app: path, query and hash route (`#/pricing`; not an in-page `#anchor`). */
 const pageKey = () => loc.pathname + loc.search + (/^#!?\//.test(loc.hash) ? loc.hash : "");
-const valueSetter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")?.set as (
-  v: string,
-) => void;
+const { set: valueSetter } = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value") as {
+  set(this: HTMLInputElement, value: string): void;
+};
 
 // Included twice, the second copy does nothing.
 if (!w.__ascribe) {
@@ -94,13 +96,14 @@ if (!w.__ascribe) {
   const config = script?.dataset || {};
   // Beacons go back where the script came from: on a first-party host, that host.
   const endpoint = new URL("/api/collect", script?.src || loc.href).href;
-  /** Hosts the tag adds to the vendors' for decoration (`data-decorate="forms.acme.io, …"`). */
-  const extraHosts = config.decorate?.match(/[^\s,]+/g) || [];
+  // Hosts the tag adds to the vendors' for decoration (`data-decorate="forms.acme.io, …"`).
+  for (const host of config.decorate?.match(/[^\s,]+/g) || []) VENDORS[host] = 0;
   // Captured now, kept in memory: a consent given later on this page still attributes the visit.
   const landing = touchOfPage();
   // The page's own fetch and form.submit: the beacons' fallback must not count as a submission.
   const pageFetch = w.fetch;
-  const formSubmit = HTMLFormElement.prototype.submit;
+  const forms = HTMLFormElement.prototype;
+  const formSubmit = forms.submit;
   const xhr = XMLHttpRequest.prototype;
   const xhrSend = xhr.send;
 
@@ -114,14 +117,11 @@ if (!w.__ascribe) {
   /** The box around the form where the visitor typed an email, and what they typed (method 5). */
   let armed: HTMLElement | 0 | undefined;
   let typed: Contact | undefined;
-  /** Set while the script fills a field: its own input events are not the visitor's. */
-  let filling: number | undefined;
   /** The page's cookies as last read. */
   let jar = "";
   let page = pageKey();
   let lastUrl = loc.href;
 
-  const listed = (host: string) => vendorOf(host) || extraHosts.some((h) => within(host, h));
   /**
    * A cookie's raw value (another script's `first_utm_*` may not decode), from the page's cookies as
    * last read: reading `document.cookie` asks the browser process each time, writing it does not wait.
@@ -217,8 +217,8 @@ if (!w.__ascribe) {
   const decorateElement = (e: Element) => {
     for (const name of ["href", "src", "data-url", "data-tally-src"]) {
       const url = e.getAttribute(name);
-      if (url && (listed(hostOf(url)) || e.hasAttribute("data-decorate"))) {
-        const next = decorate(url, values(), loc.href, e.tagName == "IFRAME" ? loc.hostname : "");
+      if (url && (vendorOf(hostOf(url)) || e.hasAttribute("data-decorate"))) {
+        const next = decorate(url, values(), loc.href, e.tagName == "IFRAME" && loc.hostname);
         if (next != url) e.setAttribute(name, next);
       }
     }
@@ -231,18 +231,18 @@ if (!w.__ascribe) {
    */
   const scan = (root: Element) => {
     const all = values();
-    for (const e of [root, ...root.querySelectorAll("input,iframe,[data-url],[data-tally-src]")] as Marked[])
-      if (e[STATE_COOKIE] != state) {
-        e[STATE_COOKIE] = state;
-        const v = all[e.name];
-        if (e.tagName != "INPUT") decorateElement(e);
-        else if (v && (!e.value || e.value == e._ascribeValue)) {
-          filling = 1;
-          valueSetter.call(e, (e._ascribeValue = v));
-          for (const type of ["input", "change"]) e.dispatchEvent(new Event(type, { bubbles: true }));
-          filling = 0;
-        }
+    for (const e of [
+      root,
+      ...root.querySelectorAll("input,iframe,[data-url],[data-tally-src]"),
+    ] as Marked[]) {
+      const v = all[e.name];
+      if (e.tagName != "INPUT") decorateElement(e);
+      // Marked with the value it was given: a value of the field's own is never replaced.
+      else if (v && (!e.value || e.value == e[STATE_COOKIE])) {
+        valueSetter.call(e, (e[STATE_COOKIE] = v));
+        for (const type of ["input", "change"]) e.dispatchEvent(new Event(type, { bubbles: true }));
       }
+    }
   };
 
   /**
@@ -270,13 +270,14 @@ if (!w.__ascribe) {
   /** The box of a form where an email was typed shows a success message (method 5). */
   const thanked = (box: HTMLElement) =>
     // biome-ignore lint/performance/useDomNodeTextContent: the text shown, not a hidden success message.
-    THANKS_TEXT.test(box.innerText) ||
-    [...box.querySelectorAll(SUCCESS_BLOCKS)].some((e) => e.getClientRects().length);
-  const boxWatch = new MutationObserver(() => {
-    if (armed && thanked(armed)) {
-      boxWatch.disconnect();
-      convert("form_submit", typed);
-    }
+    THANKS_TEXT.test(box.innerText) || box.querySelector(SUCCESS_BLOCKS);
+  /**
+   * Once started, forms and embeds added to the page are filled and decorated as they come; an armed
+   * box that comes to say thank you is a conversion (method 5).
+   */
+  const watcher = new MutationObserver((records) => {
+    if (state) for (const r of records) for (const n of r.addedNodes) if (n instanceof Element) scan(n);
+    if (armed && thanked(armed)) convert("form_submit", typed);
   });
 
   /** At the first grant (without a consent signal, once the page is parsed): cookies, page view, scan. */
@@ -289,16 +290,17 @@ if (!w.__ascribe) {
         prev = JSON.parse(decode(saved));
       } catch {}
     domain = prev?.d;
-    // The first candidate the browser accepts (TRACKING §3), all tried at once and read back once;
-    // the probes expire within a second.
-    const probe = `${STATE_COOKIE}${now()}`;
-    const candidates = domain ? [] : cookieDomains(loc.hostname);
-    candidates.forEach((c, i) => {
+    // The first candidate the browser accepts (TRACKING §3); the probe expires within a second. On a
+    // later page the state names the domain: no probe.
+    const probe = `${STATE_COOKIE}${now()}=`;
+    for (const c of domain ? [] : cookieDomains(loc.hostname)) {
       // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from Firefox and Safari.
-      d.cookie = `${probe}${i}=1;max-age=1;domain=${c}`;
-    });
-    const probed = candidates[0] ? d.cookie : "";
-    domain ||= candidates.find((_, i) => probed.includes(`${probe}${i}=`));
+      d.cookie = `${probe}1;max-age=1;domain=${c}`;
+      if (d.cookie.includes(probe)) {
+        domain = c;
+        break;
+      }
+    }
     if (domain) attributes += `;domain=${domain}`;
     // Written once, for a year: the cookies' own expiry ends the first touch.
     if (!cookie(FIRST[0] as string)) {
@@ -311,10 +313,9 @@ if (!w.__ascribe) {
     route();
     send("page_view", pageParams(landing), undefined, d.referrer);
     // Host-only cookies of the same names (an earlier script's, another tool's) expire, so that the
-    // page reads one value: the registrable domain's, just written.
-    const written = domain && /(^|; )(_ascribe|(first_)?utm_\w+)=/.test(jar) ? `; ${d.cookie}` : "";
-    for (const k of [STATE_COOKIE, ...STANDARD, ...FIRST])
-      if (written.split(`; ${k}=`)[2]) {
+    // page reads one value: the registrable domain's. Expiring one that is not there changes nothing.
+    if (domain && /utm_|_ascribe=/.test(jar))
+      for (const k of [STATE_COOKIE, ...STANDARD, ...FIRST]) {
         // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from Firefox and Safari.
         d.cookie = `${k}=;max-age=0;path=/`;
       }
@@ -325,15 +326,13 @@ if (!w.__ascribe) {
     if (d.readyState == "complete") idle();
     else listen(w, "load", idle);
     // Forms and embeds added later, filled and decorated as they come.
-    new MutationObserver((records) => {
-      for (const r of records) for (const n of r.addedNodes) if (n instanceof Element) scan(n);
-    }).observe(d.documentElement, { childList: true, subtree: true });
+    watcher.observe(d.documentElement, { childList: true, subtree: true });
   };
 
   /** A form's submission with its contact: a lead when it has an email or is a POST (not a search box). */
   const submitted = (form: HTMLFormElement) => {
     const contact = contactOf(form.elements as unknown as Marked[]);
-    if (contact.email || contact.phone || /post/i.test(form.method)) convert("form_submit", contact);
+    if (contact || /post/i.test(form.method)) convert("form_submit", contact);
   };
 
   /** A request body's text: a string's, form data's (its files named, not read); never a stream's or a file's. */
@@ -341,12 +340,12 @@ if (!w.__ascribe) {
     `${body instanceof FormData ? new URLSearchParams(body as never) : body}`;
 
   /** A request answered 2xx by this site, a listed tool or a form back-end: a lead if its body holds a contact. */
-  const lead = (body: string | Promise<string> | undefined, url: string) => {
+  const lead = (body: string | false | Promise<string> | undefined, url: string) => {
     const host = hostOf(url);
-    if (within(host, domain || loc.host) || listed(host) || FORM_BACKENDS.test(host))
-      Promise.resolve(body).then((text = "") => {
-        const contact = contactIn(text);
-        if (contact.email || contact.phone) convert("form_submit", contact);
+    if (within(host, domain || loc.host) || vendorOf(host))
+      Promise.resolve(body).then((text) => {
+        const contact = contactIn(`${text}`);
+        if (contact) convert("form_submit", contact);
       }, noop);
   };
 
@@ -358,7 +357,7 @@ if (!w.__ascribe) {
     if (state) scan(form);
     if (form.noValidate || form.checkValidity()) submitted(form);
   });
-  HTMLFormElement.prototype.submit = function (this: HTMLFormElement) {
+  forms.submit = function (this: HTMLFormElement) {
     submitted(this);
     formSubmit.call(this);
   };
@@ -375,41 +374,38 @@ if (!w.__ascribe) {
         : (source as Window)?.parent == w && classify(text, VENDORS[vendorOf(hostOf(origin)) as string]);
     if (kind) convert(kind, contactIn(text));
   });
-  // Page events: HubSpot's new forms, SavvyCal's embed.
+  // HubSpot's new forms tell the page, not the script.
   listen(w, "hs-form-event:on-submission:success", () => convert("form_submit", typed));
-  listen(w, "savvycal.scheduled", (e) => convert("booking", contactIn(textOf((e as CustomEvent).detail))));
 
   // 4. fetch and XHR posts holding an email or a phone, answered 2xx. The page gets its own promise;
   // a body is read from a copy (a Request's clone, a Response of the init's body), never a stream.
   w.fetch = (input, init) => {
-    let body: string | Promise<string> | undefined;
-    const request = input instanceof Request && input;
+    let body: string | false | Promise<string> | undefined;
+    const request = input instanceof Request ? input : undefined;
     // A GET has no body (fetch refuses one): its text is empty.
     try {
-      body = init?.body != null ? bodyText(init.body) : request ? request.clone().text() : "";
+      body = init?.body ? bodyText(init.body) : request?.clone().text();
     } catch {}
     const response = pageFetch(input, init);
-    response.then((r) => r.ok && lead(body, request ? request.url : `${input}`), noop);
+    response.then((r) => r.ok && lead(body, request?.url || `${input}`), noop);
     return response;
   };
   xhr.send = function (this: XMLHttpRequest, body) {
-    if (body != null) {
+    if (body) {
       const text = bodyText(body);
-      listen(this, "load", () => this.status > 199 && this.status < 300 && lead(text, this.responseURL));
+      listen(this, "load", () => (this.status / 100) >> 0 == 2 && lead(text, this.responseURL));
     }
     xhrSend.call(this, body);
   };
 
   // 5. An email or phone typed in a form whose box does not say "thank you" yet arms the box.
   listen(d, "input", (e) => {
-    if (filling) return;
     const form = (e.target as HTMLInputElement).form;
     const box = form?.parentElement || d.body;
     typed = contactOf((form?.elements || d.querySelectorAll("input")) as unknown as Marked[]);
-    if ((typed.email || typed.phone) && box != armed && !thanked(box)) {
+    if (typed && box != armed && !thanked(box)) {
       armed = box;
-      boxWatch.disconnect();
-      boxWatch.observe(box, { childList: true, subtree: true, attributes: true, characterData: true });
+      watcher.observe(box, { childList: true, subtree: true, attributes: true, characterData: true });
     }
   });
 
