@@ -36,8 +36,8 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { transform } from "esbuild";
 import type { Browser, Page, Route } from "playwright-core";
+import { minify } from "terser";
 import {
   buildTrackScript,
   TRACK_SCRIPT_BUDGET,
@@ -142,17 +142,11 @@ async function umamiTracker(): Promise<UmamiScript> {
   if (sri(tarball) !== UMAMI.integrity)
     throw new Error(`${tarball} does not match the pinned integrity of ${UMAMI.package}@${UMAMI.version}`);
   const source = execFileSync("tar", ["-xzOf", tarball, UMAMI.file], { encoding: "utf8" });
-  // esbuild is the minifier at hand (terser is not a dependency): a few dozen bytes from Umami's own
-  // build (TRACKING.md §1's anchor for 2.10), and the same minifier as track.js.
-  const { code } = await transform(source, {
-    minify: true,
-    target: "es2020",
-    legalComments: "none",
-    charset: "utf8",
-  });
+  // Minified with terser, as Umami's own build does (rollup.tracker.config.mjs), defaults otherwise.
+  const code = (await minify(source, { format: { comments: false } })).code ?? "";
   return {
     ...UMAMI,
-    minifier: "esbuild (minify, es2020)",
+    minifier: "terser (defaults)",
     sourceBytes: Buffer.byteLength(source),
     minifiedBytes: Buffer.byteLength(code),
     gzipBytes: gzipSync(code, { level: 9 }).length,
@@ -605,7 +599,7 @@ function printSizes(s: Sizes): void {
   const t = s.trackJs;
   row("track.js (served)", t.minifiedBytes, t.gzipBytes);
   const u = s.umami;
-  row(`Umami ${u.version} (this run: npm ${u.package}, esbuild)`, u.minifiedBytes, u.gzipBytes);
+  row(`Umami ${u.version} (this run: npm ${u.package}, terser)`, u.minifiedBytes, u.gzipBytes);
   for (const a of ANCHORS) row(a.script, a.minifiedBytes, a.gzipBytes);
   console.log(
     `  (Umami: ${u.file} of npm ${u.package}@${u.version}, ${bytes(u.sourceBytes)} B of source, minified ` +
