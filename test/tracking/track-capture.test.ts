@@ -171,13 +171,13 @@ describe("track.js submission detection in Chromium", { skip }, () => {
       });
       const page = await context.newPage();
       await page.goto(`${SHOP}/offer${AD_QUERY}`);
+      // The stub posts as soon as it loads, which may be before the page has been parsed: the script
+      // then starts at the message, and its page view and the conversion leave in the same moment.
       const found = await touches(browser.db, account.accountId, 2);
-      assert.deepEqual(
-        found.map((t) => t.event_type),
-        ["page_view", vendor.kind],
-      );
-      assert.equal(found[1]?.utm.campaign, "Spring");
-      assert.equal(found[1]?.ad_ids.ad_id, "120210000000003");
+      assert.deepEqual(found.map((t) => t.event_type).sort(), ["page_view", vendor.kind].sort());
+      const conversion = found.find((t) => t.event_type === vendor.kind);
+      assert.equal(conversion?.utm.campaign, "Spring");
+      assert.equal(conversion?.ad_ids.ad_id, "120210000000003");
       // Once the visitor is known, the page view before the conversion is joined to the same contact.
       assert.deepEqual(
         found.map((t) => t.email),

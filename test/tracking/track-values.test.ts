@@ -258,6 +258,32 @@ describe("track.js: hidden fields", { skip }, () => {
   });
 });
 
+describe("track.js: data-decorate", { skip }, () => {
+  test("hosts listed on the tag and elements marked with it get the attribution; other links do not", async () => {
+    const account = await seedAccount(browser.db);
+    const context = await browser.contextWith({
+      [`${SHOP}/offer`]: landing(
+        account.clientKey,
+        `<a id="listed" href="https://book.forms-acme.io/call">Call</a>` +
+          `<a id="marked" data-decorate href="https://partner.example/apply?ref=7">Apply</a>` +
+          `<a id="other" href="https://partner.example/about">About</a>`,
+      ).replace("data-client", 'data-decorate="forms-acme.io, other.example" data-client'),
+    });
+    const page = await context.newPage();
+    await page.goto(`${SHOP}/offer${AD_QUERY}`);
+    await touches(browser.db, account.accountId, 1);
+    for (const link of ["#listed", "#marked", "#other"]) await page.dispatchEvent(link, "mousedown");
+    const campaign = async (id: string) =>
+      new URL((await page.getAttribute(id, "href")) ?? "").searchParams.get("utm_campaign");
+    assert.deepEqual(
+      [await campaign("#listed"), await campaign("#marked"), await campaign("#other")],
+      ["Spring", "Spring", null],
+    );
+    assert.equal(new URL((await page.getAttribute("#marked", "href")) ?? "").searchParams.get("ref"), "7");
+    await context.close();
+  });
+});
+
 describe("track.js: Calendly iframes written by hand", { skip }, () => {
   test("get embed_domain in their address, so that Calendly's booking message comes and counts", async () => {
     const account = await seedAccount(browser.db);

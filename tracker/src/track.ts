@@ -61,7 +61,7 @@ const STATE_COOKIE = "_ascribe";
 /** The five standard cookies (`utm_source`…), and the first touch's (`first_utm_source`…). */
 const STANDARD = UTM.slice(0, 5);
 const FIRST = STANDARD.map((k) => `first_${k}`);
-/** Success text in the box of a form where an email was typed (method 5). */
+/** Success text in the box of a form where an email or phone was typed (method 5). */
 const THANKS_TEXT = RegExp(THANKS, "i");
 /**
  * Success blocks shown in place of a form: HubSpot's (legacy forms rendered in the page) and Webflow's,
@@ -97,7 +97,7 @@ if (!w.__ascribe) {
   // Beacons go back where the script came from: on a first-party host, that host.
   const endpoint = new URL("/api/collect", script?.src || loc.href).href;
   // Hosts the tag adds to the vendors' for decoration (`data-decorate="forms.acme.io, …"`).
-  for (const host of config.decorate?.match(/[^\s,]+/g) || []) VENDORS[host] = 0;
+  for (const host of `${config.decorate}`.split(/[\s,]+/)) VENDORS[host] = 0;
   // Captured now, kept in memory: a consent given later on this page still attributes the visit.
   const landing = touchOfPage();
   // The page's own fetch and form.submit: the beacons' fallback must not count as a submission.
@@ -126,7 +126,7 @@ if (!w.__ascribe) {
    * A cookie's raw value (another script's `first_utm_*` may not decode), from the page's cookies as
    * last read: reading `document.cookie` asks the browser process each time, writing it does not wait.
    */
-  const cookie = (name: string) => jar.match(`(?:^|; )${name}=([^;]*)`)?.[1];
+  const cookie = (name: string) => `; ${jar}`.split(`; ${name}=`)[1]?.split(";")[0];
   /** Writes a cookie, or expires it (without a value). */
   const setCookie = (name: string, value: string | undefined, maxAge: number) => {
     // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from Firefox and Safari.
@@ -137,10 +137,10 @@ if (!w.__ascribe) {
    * Consent (TRACKING §4): GPC, TCF (storage and ad measurement, purposes 1 and 7; nothing until the
    * CMP answers), Consent Mode's last `analytics_storage`, Cookiebot's `statistics` (`-1`: outside
    * the consent region), OneTrust's performance group C0002. Any decline wins; then a grant, or no
-   * signal at all unless the tag asks for opt-in. Nothing starts before the page is parsed: a CMP's
-   * stub placed after this script must be heard first.
+   * signal at all unless the tag asks for opt-in. Nothing starts before the page is parsed, so that a
+   * CMP's stub placed after this script is heard first; but a submission or booking (`now`) does.
    */
-  const update = () => {
+  const update = (now?: unknown) => {
     jar = d.cookie;
     if (tcf == null && w.__tcfapi) {
       tcf = 0;
@@ -159,7 +159,7 @@ if (!w.__ascribe) {
     on =
       !/\b(0|false|denied)\b|A0/.test(signals) &&
       (/\b(1|true|granted)\b|A1/.test(signals) || config.consent != "required");
-    if (on && !state && d.readyState != "loading") start();
+    if (on && !state && (now || d.readyState != "loading")) start();
   };
 
   /** Saves the state and sends a beacon, with consent. */
@@ -193,8 +193,9 @@ if (!w.__ascribe) {
     const at = now();
     // No conversion yet: `at - undefined` is NaN, never under 30 s.
     const since = at - (state?.c as number);
-    // Consent read once more: a visitor may have withdrawn it since the last second's check.
-    update();
+    // Consent read once more (a visitor may have withdrawn it since the last second's check); a
+    // signal while the page is still parsed starts the script now, with the consent known so far.
+    update(1);
     if (state && !(key && key == state.k && since < 18e5)) {
       if (key) state.k = key;
       if (!(since < 3e4 && (key || state.y == kind))) {
@@ -227,7 +228,8 @@ if (!w.__ascribe) {
   /**
    * Fills fields by their exact names (`utm_source`, `gclid`, `client_key`…) unless they hold a value
    * of their own, through the native setter and with `input` and `change` events, so that React's or
-   * Vue's state holds the value too; decorates iframes and embeds. Once per element and state.
+   * Vue's state holds the value too; decorates iframes and embeds. Again on the same elements it
+   * changes nothing: a field keeps the value it was given, an address its parameters.
    */
   const scan = (root: Element) => {
     const all = values();
@@ -247,7 +249,8 @@ if (!w.__ascribe) {
 
   /**
    * A new route of a single-page app is a page view (its parameters merged); a thank-you path is a
-   * conversion (method 6). Run at start, after pushState and replaceState, on popstate and hashchange.
+   * conversion (method 6). Run at start, after pushState and replaceState, and on popstate (which a
+   * hash change fires too).
    */
   const route = () => {
     const key = pageKey();
@@ -339,7 +342,7 @@ if (!w.__ascribe) {
   const bodyText = (body: unknown) =>
     `${body instanceof FormData ? new URLSearchParams(body as never) : body}`;
 
-  /** A request answered 2xx by this site, a listed tool or a form back-end: a lead if its body holds a contact. */
+  /** A request answered 2xx by this site or a listed tool: a lead if its body holds a contact. */
   const lead = (body: string | false | Promise<string> | undefined, url: string) => {
     const host = hostOf(url);
     if (within(host, domain || loc.host) || vendorOf(host))
@@ -378,7 +381,7 @@ if (!w.__ascribe) {
   listen(w, "hs-form-event:on-submission:success", () => convert("form_submit", typed));
 
   // 4. fetch and XHR posts holding an email or a phone, answered 2xx. The page gets its own promise;
-  // a body is read from a copy (a Request's clone, a Response of the init's body), never a stream.
+  // a body is read from a copy (a Request's clone, the text of the init's body), never a stream.
   w.fetch = (input, init) => {
     let body: string | false | Promise<string> | undefined;
     const request = input instanceof Request ? input : undefined;
