@@ -132,11 +132,10 @@ describe("track.js in Chromium", { skip }, () => {
     const found = await touches(account.accountId, 3);
     await page.waitForTimeout(500);
     const all = await touches(account.accountId, 3);
-    assert.deepEqual(
-      all.map((t) => t.event_type),
-      ["page_view", "page_view", "booking"],
-    );
-    assert.equal(found.at(-1)?.utm.campaign, "Spring");
+    // The booking page's view and its booking may leave in the same moment (the embed posts as soon
+    // as it loads): the order they are stored in is the server's.
+    assert.deepEqual(all.map((t) => t.event_type).sort(), ["booking", "page_view", "page_view"]);
+    assert.equal(found.find((t) => t.event_type === "booking")?.utm.campaign, "Spring");
     await context.close();
   });
 

@@ -313,23 +313,22 @@ describe("track.js submission detection in Chromium", { skip }, () => {
     await page.goto(`${SHOP}/offer${AD_QUERY}`);
     await page.fill("#email", "spa.lead@example.com");
     await page.click("#go");
-    // The route is a page view, then the lead.
+    // The route is a page view, and the lead (the two leave in the same moment).
     const found = await touches(browser.db, account.accountId, 3);
-    assert.deepEqual(
-      found.map((t) => [t.event_type, t.email]),
-      [
-        ["page_view", "spa.lead@example.com"],
-        ["page_view", "spa.lead@example.com"],
-        ["form_submit", "spa.lead@example.com"],
-      ],
-    );
+    assert.deepEqual(found.map((t) => `${t.event_type} ${t.email}`).sort(), [
+      "form_submit spa.lead@example.com",
+      "page_view spa.lead@example.com",
+      "page_view spa.lead@example.com",
+    ]);
     // The same thank-you path loaded again is a page view, not a second lead.
     await page.reload();
     await page.waitForTimeout(1200);
-    assert.deepEqual(
-      (await touches(browser.db, account.accountId, 4)).map((t) => t.event_type),
-      ["page_view", "page_view", "form_submit", "page_view"],
-    );
+    assert.deepEqual((await touches(browser.db, account.accountId, 4)).map((t) => t.event_type).sort(), [
+      "form_submit",
+      "page_view",
+      "page_view",
+      "page_view",
+    ]);
     await context.close();
   });
 
@@ -348,10 +347,11 @@ describe("track.js submission detection in Chromium", { skip }, () => {
     await page.waitForURL(/thank-you/);
     await touches(browser.db, account.accountId, 3);
     await page.waitForTimeout(1200);
-    assert.deepEqual(
-      (await storedTouches(browser.db, account.accountId)).map((t) => t.event_type),
-      ["page_view", "booking", "page_view"],
-    );
+    assert.deepEqual((await storedTouches(browser.db, account.accountId)).map((t) => t.event_type).sort(), [
+      "booking",
+      "page_view",
+      "page_view",
+    ]);
     await context.close();
   });
 

@@ -66,7 +66,6 @@ const PAID = /^(paid([-_]?social)?|cpc|ppc|cpm|display|ads)$/i;
  * `{{ad.name}}`, `{campaignid}`, `%%AD_ID%%`, `[ad_id]`, `__CAMPAIGN_NAME__`.
  */
 const MACRO = /^(\{+[\w. :-]+\}+|(%%|__)\w+\2|\[[\w.:-]+\])$/;
-/^(\{\{ *[a-z_][\w.:-]* *\}\}|\{[a-z_][\w.:-]*\}|%%[a-z_][\w.:-]*%%|\[[a-z_][\w.:-]*\]|__[a-z]\w*__)$/i;
 
 /** `decodeURIComponent` that leaves a value it cannot decode as it is. */
 export const decode = (value: string): string => {

@@ -6,9 +6,11 @@
  * closure variables (minified to one letter) rather than objects, and the service sorts the
  * parameters it sends (`params`).
  *
- * Cheap at page load: nothing runs while the page is parsed; at DOMContentLoaded (when a consent
- * manager placed anywhere in the page has defined itself) one pass fills the forms and decorates the
- * embeds, later additions are seen by a MutationObserver, and links are decorated when clicked.
+ * Cheap at page load: nothing runs while the page is parsed but its evaluation; at DOMContentLoaded
+ * (when a consent manager placed anywhere in the page has defined itself) it decides consent, writes
+ * the cookies, sends the page view and decorates embed attributes; fields and iframes are done once
+ * the page has loaded, in an idle moment; later additions as a MutationObserver sees them; links when
+ * pressed.
  */
 import {
   type Contact,
