@@ -5,7 +5,7 @@ import { sql } from "drizzle-orm";
 import { type Browser, type BrowserContext, chromium, type Request } from "playwright-core";
 import { type Database, rows } from "../../src/db/client.ts";
 import { createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
-import { createTestApp, openTestDatabase } from "./harness.ts";
+import { bearer, createTestApp, openTestDatabase } from "./harness.ts";
 
 /*
  * track.js in real Chromium (Debian's, installed by .ci/run; TRACKING.md §6): fixture pages on https
@@ -75,11 +75,7 @@ export function useBrowser(): BrowserHarness {
       return db;
     },
     async api(key, path) {
-      const res = await app.inject({
-        method: "GET",
-        url: `/api/v1${path}`,
-        headers: { authorization: `Bearer ${key}` },
-      });
+      const res = await app.inject({ method: "GET", url: `/api/v1${path}`, headers: bearer(key) });
       if (res.statusCode !== 200) throw new Error(`GET ${path}: ${res.statusCode} ${res.body}`);
       return (res.json() as { data: never }).data;
     },
@@ -129,7 +125,7 @@ export interface StoredTouch {
   phone: string | null;
 }
 
-/** The account's touchpoints, oldest first, with the email of the contact each is joined to. */
+/** The account's touchpoints, oldest first, with the email and phone of the contact each is joined to. */
 export async function storedTouches(db: Database, accountId: string): Promise<StoredTouch[]> {
   return db.admin(accountId, (tx) =>
     rows<StoredTouch>(

@@ -14,7 +14,7 @@ import { seedAccount } from "../helpers/harness.ts";
  * Submission detection in Chromium (SPEC "Tracking script behavior" 6): each vendor's iframe posting
  * the exact shapes of TRACKING.md §2 with its noise, a hostile origin posting them all, and the
  * page's own methods (native submit, a thank-you message, a thank-you path in a single-page app;
- * fetch and XHR posts in the full variant). The conversion must reach the API with the ad of the
+ * fetch and XHR posts). The conversion must reach the API with the ad of the
  * landing, once.
  */
 const browser = useBrowser();

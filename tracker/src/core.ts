@@ -236,7 +236,7 @@ export const thanksKind = (path: string): Kind | undefined => {
 export type Contact = Partial<Record<"email" | "phone", string>>;
 
 /** The first email address in a text. */
-export const emailIn = (text: string | undefined): string | undefined => EMAIL.exec(text as string)?.[0];
+const emailIn = (text: string | undefined): string | undefined => EMAIL.exec(text as string)?.[0];
 
 /**
  * A lead's contact in a request body (JSON or form-encoded) or a form's fields: its first email, and
