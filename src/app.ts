@@ -25,11 +25,13 @@ import { registerCollectRoute } from "./ingest/collect-route.ts";
 import { type CollectServices, collectServicesFor } from "./ingest/collect-services.ts";
 import { registerWebhookRoutes } from "./ingest/webhook-route.ts";
 import { registerMcpRoute } from "./mcp/mcp-route.ts";
+import { type Mailer, printOnlyMailer } from "./people/mailer.ts";
 import { API_PREFIX, type RouteDef } from "./routes/route-def.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
 import { registerTestUtmRoute } from "./tracking/test-utm-route.ts";
 import { registerTlsAskRoute } from "./tracking/tls-ask-route.ts";
 import { registerTrackScriptRoute } from "./tracking/track-script-route.ts";
+import { registerWebApp } from "./web/web-app.ts";
 
 const ALL_METHODS = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"] as const;
 
@@ -46,6 +48,8 @@ export interface AppDeps {
   /** The public root address; a function because PORT=0 is known only after listening. */
   siteUrl: () => string;
   clock?: () => Date;
+  /** Invitations and password resets (the application's "forgot password"); none: links only printed. */
+  mailer?: Mailer;
   /** `/api/collect`'s limits, account lookup and writer; the production ones for any part not given. */
   collect?: Partial<CollectServices>;
 }
@@ -183,6 +187,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerTestUtmRoute(app, { accounts: collect.accounts, counters: deps.counters });
   registerTrackScriptRoute(app);
   registerTlsAskRoute(app, { accounts: collect.accounts });
+  await registerWebApp(app, {
+    db: deps.db,
+    secrets: deps.secrets,
+    counters: deps.counters,
+    mailer: deps.mailer ?? printOnlyMailer,
+    files: deps.files,
+    siteUrl: deps.siteUrl,
+    clock,
+  });
 
   return app;
 }

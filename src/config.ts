@@ -26,6 +26,12 @@ const envSchema = z.object({
   META_API_URL: z.url({ protocol: /^https?$/ }).default("https://graph.facebook.com/v21.0"),
   /** The Marketing API token (ads_management) armed rules act with; unset: their actions fail, recorded. */
   META_ACCESS_TOKEN: z.string().optional(),
+  /** Where invitations and password resets are mailed (smtp:// or smtps://); unset: links are only printed. */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, "must start with smtp:// or smtps://")
+    .optional(),
+  SMTP_FROM: z.string().min(3).optional(),
   /** Keyring for secrets at rest, `id:base64key[,…]`, first active; checked by loadOrCreateKeyring. */
   ASCRIBE_SECRET_KEYS: z.string().optional(),
 });
@@ -47,6 +53,9 @@ export interface Config {
   readonly adNetwork: "meta" | "fake";
   readonly metaApiUrl: string;
   readonly metaAccessToken: string | null;
+  readonly smtpUrl: string | null;
+  /** The sender of the application's mail; default `Ascribe <no-reply@{site host}>`. */
+  readonly smtpFrom: string | null;
 }
 
 /** The only reader of the environment. Throws one readable line per invalid variable. */
@@ -72,5 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adNetwork: e.AD_NETWORK,
     metaApiUrl: e.META_API_URL,
     metaAccessToken: e.META_ACCESS_TOKEN ?? null,
+    smtpUrl: e.SMTP_URL ?? null,
+    smtpFrom: e.SMTP_FROM ?? null,
   });
 }

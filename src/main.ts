@@ -4,7 +4,8 @@ import pino, { type Logger } from "pino";
 import { isEmptyInstance } from "./admin/accounts.ts";
 import { lockDataDir, releaseDataDir, serveAdminCommands } from "./admin/admin-socket.ts";
 import type { AdminContext } from "./admin/commands.ts";
-import { seedDemo } from "./admin/demo.ts";
+import { DEMO_OWNER, seedDemo } from "./admin/demo.ts";
+import { reinviteMember } from "./admin/members.ts";
 import { buildApp } from "./app.ts";
 import { createCachedKeyStore, createDirectKeyStore, type KeyStore } from "./auth/key-store.ts";
 import type { Config } from "./config.ts";
@@ -13,6 +14,7 @@ import { type Database, openEmbedded, openPostgres } from "./db/client.ts";
 import { createAuditWriter } from "./http/audit.ts";
 import { type CounterStore, createMemoryCounterStore, createRedisCounterStore } from "./http/rate-limiter.ts";
 import { collectServicesFor } from "./ingest/collect-services.ts";
+import { createSmtpMailer, type Mailer, printOnlyMailer } from "./people/mailer.ts";
 import { routes } from "./routes/index.ts";
 import { API_PREFIX } from "./routes/route-def.ts";
 import type { AdNetwork } from "./rules/ad-network.ts";
@@ -27,6 +29,8 @@ export interface RunningService {
   baseUrl: string;
   /** The demo key, when this start seeded the demo account. */
   demoKey: string | null;
+  /** The demo account and its owner's one-time sign-in link, when this start seeded it. */
+  demo: { accountId: string; owner: string; signInUrl: string } | null;
   stop(): Promise<void>;
 }
 
@@ -69,6 +73,15 @@ export async function openAdNetwork(config: Config): Promise<{ network: AdNetwor
   const token = config.metaAccessToken;
   const network = createGraphApiNetwork({ baseUrl: config.metaApiUrl, tokenFor: async () => token });
   return { network, close: async () => {} };
+}
+
+/** Invitations and resets go by SMTP when SMTP_URL is set; otherwise their links are only printed. */
+export function openMailer(config: Config, siteUrl: () => string): Mailer {
+  if (!config.smtpUrl) return printOnlyMailer;
+  return createSmtpMailer(
+    config.smtpUrl,
+    config.smtpFrom ?? `Ascribe <no-reply@${new URL(siteUrl()).hostname}>`,
+  );
 }
 
 /** Only the embedded database is written by this process alone, so only there may keys be cached. */
@@ -115,9 +128,10 @@ export async function startService(config: Config, logger: Logger = pino({ level
     await db.migrate();
     let siteUrl = config.siteUrl ?? `http://localhost:${config.port}`;
     const files = openFiles(config, secrets, () => siteUrl);
+    const mailer = openMailer(config, () => siteUrl);
     const adNetwork = await openAdNetwork(config);
     opened.push(() => adNetwork.close());
-    ready({ db, secrets, files, network: adNetwork.network });
+    ready({ db, secrets, files, network: adNetwork.network, mailer, siteUrl: () => siteUrl });
     const counters = openCounters(config);
     opened.push(() => counters.close());
     const audit = createAuditWriter(db, logger);
@@ -132,6 +146,7 @@ export async function startService(config: Config, logger: Logger = pino({ level
       routes,
       files,
       siteUrl: () => siteUrl,
+      mailer,
       // Beacons: the production limits, account cache and group-commit writer for this database.
       collect: collectServicesFor(db),
     });
@@ -141,8 +156,16 @@ export async function startService(config: Config, logger: Logger = pino({ level
     const port = typeof address === "object" && address ? address.port : config.port;
     siteUrl = config.siteUrl ?? `http://localhost:${port}`;
     let demoKey: string | null = null;
-    if (await isEmptyInstance(db))
-      demoKey = (await seedDemo(db, { seed: 1 }, undefined, { secrets, files })).key;
+    let demo: RunningService["demo"] = null;
+    if (await isEmptyInstance(db)) {
+      const seeded = await seedDemo(db, { seed: 1 }, undefined, { secrets, files });
+      demoKey = seeded.key;
+      const link = await reinviteMember(
+        { db, mailer: printOnlyMailer, siteUrl: () => siteUrl },
+        { account: seeded.account_id, email: DEMO_OWNER },
+      );
+      demo = { accountId: seeded.account_id, owner: DEMO_OWNER, signInUrl: link.invite_url };
+    }
 
     const rules = scheduleRules(
       { db, network: adNetwork.network, clock: () => new Date() },
@@ -165,7 +188,7 @@ export async function startService(config: Config, logger: Logger = pino({ level
       })();
       return stopping;
     };
-    return { siteUrl, baseUrl: siteUrl + API_PREFIX, demoKey, stop } satisfies RunningService;
+    return { siteUrl, baseUrl: siteUrl + API_PREFIX, demoKey, demo, stop } satisfies RunningService;
   } catch (err) {
     await undo();
     throw err;

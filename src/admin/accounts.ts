@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Database, Sql } from "../db/client.ts";
 import { accounts, serviceState } from "../db/schema.ts";
 import { ApiError } from "../http/errors.ts";
-import { addMember } from "./members.ts";
+import { addMember, invitationFor } from "./members.ts";
 
 export const PLANS = ["free", "pro", "business"] as const;
 export type Plan = (typeof PLANS)[number];
@@ -44,10 +44,15 @@ function newClientKey(): string {
   return `ck_${randomBytes(12).toString("base64url")}`;
 }
 
+/**
+ * Creates an account; with an owner and `siteUrl`, the owner's one-time link is issued in the same
+ * transaction and returned as `invite_url`.
+ */
 export async function createAccount(
   db: Database,
   input: z.input<typeof createAccountInput>,
-): Promise<CreatedAccount> {
+  invite?: { siteUrl: string; now?: Date },
+): Promise<CreatedAccount & { invite_url?: string }> {
   const a = createAccountInput.parse(input);
   const id = randomUUID();
   const clientKey = newClientKey();
@@ -56,8 +61,14 @@ export async function createAccount(
       .insert(accounts)
       .values({ id, name: a.name, plan: a.plan, timezone: a.timezone, currency: a.currency, clientKey });
     await tx.insert(serviceState).values({ name: "has_accounts", value: true }).onConflictDoNothing();
-    if (a.owner) await addMember(tx, id, a.owner, "owner");
-    return { id, name: a.name, plan: a.plan, client_key: clientKey };
+    const created = { id, name: a.name, plan: a.plan, client_key: clientKey };
+    if (!a.owner) return created;
+    const owner = await addMember(tx, id, a.owner, "owner");
+    if (!invite) return created;
+    return {
+      ...created,
+      invite_url: await invitationFor(tx, owner.userId, invite.now ?? new Date(), invite.siteUrl),
+    };
   });
 }
 
@@ -97,4 +108,24 @@ export async function isEmptyInstance(db: Database): Promise<boolean> {
     tx.select().from(serviceState).where(eq(serviceState.name, "has_accounts")).limit(1),
   );
   return found.length === 0;
+}
+
+export const updateAccountInput = z.object({
+  account: z.uuid(),
+  name: createAccountInput.shape.name,
+  timezone: timezoneSchema,
+});
+
+/** The account's name and timezone (reports' days follow the timezone from the next request). */
+export async function updateAccountSettings(db: Database, input: z.input<typeof updateAccountInput>) {
+  const u = updateAccountInput.parse(input);
+  return db.admin(u.account, async (tx) => {
+    const [row] = await tx
+      .update(accounts)
+      .set({ name: u.name, timezone: u.timezone })
+      .where(eq(accounts.id, u.account))
+      .returning({ id: accounts.id, name: accounts.name, timezone: accounts.timezone });
+    if (!row) throw new ApiError("not_found", {}, `account ${u.account} not found`);
+    return row;
+  });
 }

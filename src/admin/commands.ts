@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import { importInput, runImport } from "../import/run-import.ts";
+import type { Mailer } from "../people/mailer.ts";
 import type { AdNetwork } from "../rules/ad-network.ts";
 import { runRules } from "../rules/rule-engine.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
@@ -9,7 +10,17 @@ import { createAccount, createAccountInput, setPlan, setPlanInput } from "./acco
 import { demoInput, seedDemo } from "./demo.ts";
 import { addDomain, addDomainInput } from "./domains.ts";
 import { createKey, createKeyInput, listKeys, listKeysInput, revokeKey, revokeKeyInput } from "./keys.ts";
-import { addAccountMember, addMemberInput } from "./members.ts";
+import {
+  addMemberInput,
+  deliverInvitation,
+  inviteMember,
+  inviteUserInput,
+  listMembers,
+  listMembersInput,
+  reinviteMember,
+  removeMember,
+  removeMemberInput,
+} from "./members.ts";
 import { rotateWebhookSecret, webhookSecretInput } from "./webhook-secret.ts";
 
 /** What an admin command runs with, wherever it runs (the server or the CLI process). */
@@ -20,6 +31,9 @@ export interface AdminContext {
   files: ObjectStore;
   /** Where armed ad rules act. */
   network: AdNetwork;
+  /** Invitations: the public address their links start with, and SMTP when configured. */
+  siteUrl: () => string;
+  mailer: Mailer;
   /** Interim counts of a long command, for the caller's progress bar. */
   progress: (value: unknown) => void;
 }
@@ -38,13 +52,24 @@ export const adminCommands = {
     await db.migrate();
     return { migrated: true };
   },
-  "accounts.create": ({ db }: AdminContext, args: unknown) =>
-    createAccount(db, createAccountInput.parse(args)),
+  "accounts.create": async (context: AdminContext, args: unknown) => {
+    const created = await createAccount(context.db, createAccountInput.parse(args), {
+      siteUrl: context.siteUrl(),
+    });
+    const owner = createAccountInput.parse(args).owner;
+    if (!owner || !created.invite_url) return created;
+    const { mailed } = await deliverInvitation(context, owner, created.invite_url, created.name);
+    return { ...created, mailed };
+  },
   "accounts.set-plan": ({ db }: AdminContext, args: unknown) => setPlan(db, setPlanInput.parse(args)),
   "accounts.webhook-secret": ({ db, secrets }: AdminContext, args: unknown) =>
     rotateWebhookSecret(db, secrets, webhookSecretInput.parse(args)),
   "domains.add": ({ db }: AdminContext, args: unknown) => addDomain(db, addDomainInput.parse(args)),
-  "members.add": ({ db }: AdminContext, args: unknown) => addAccountMember(db, addMemberInput.parse(args)),
+  "members.add": (context: AdminContext, args: unknown) => inviteMember(context, addMemberInput.parse(args)),
+  "members.list": ({ db }: AdminContext, args: unknown) => listMembers(db, listMembersInput.parse(args)),
+  "members.remove": ({ db }: AdminContext, args: unknown) => removeMember(db, removeMemberInput.parse(args)),
+  "users.invite": (context: AdminContext, args: unknown) =>
+    reinviteMember(context, inviteUserInput.parse(args)),
   "keys.create": ({ db }: AdminContext, args: unknown) => createKey(db, createKeyInput.parse(args)),
   "keys.list": ({ db }: AdminContext, args: unknown) => listKeys(db, listKeysInput.parse(args)),
   "keys.revoke": ({ db }: AdminContext, args: unknown) => revokeKey(db, revokeKeyInput.parse(args)),

@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { and, asc, eq, isNull, or } from "drizzle-orm";
+import { and, eq, isNull, or } from "drizzle-orm";
 import { z } from "zod";
 import { expiryDate, generateApiKey } from "../auth/api-key.ts";
 import { isGrantedScope } from "../auth/scopes.ts";
 import type { Database } from "../db/client.ts";
 import { apiKeys } from "../db/schema.ts";
 import { ApiError } from "../http/errors.ts";
+import { accountKeys } from "../queries/account-keys.ts";
 import { requireAccount } from "./accounts.ts";
 import { requireKeyManager } from "./members.ts";
 
@@ -78,27 +79,7 @@ export async function listKeys(db: Database, input: z.input<typeof listKeysInput
   const { account } = listKeysInput.parse(input);
   return db.admin(account, async (tx) => {
     await requireAccount(tx, account);
-    const found = await tx
-      .select({
-        id: apiKeys.id,
-        prefix: apiKeys.prefix,
-        name: apiKeys.name,
-        scopes: apiKeys.scopes,
-        created_at: apiKeys.createdAt,
-        expires_at: apiKeys.expiresAt,
-        revoked_at: apiKeys.revokedAt,
-        last_used_at: apiKeys.lastUsedAt,
-      })
-      .from(apiKeys)
-      .where(eq(apiKeys.accountId, account))
-      .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
-    return found.map((r) => ({
-      ...r,
-      created_at: r.created_at.toISOString(),
-      expires_at: r.expires_at?.toISOString() ?? null,
-      revoked_at: r.revoked_at?.toISOString() ?? null,
-      last_used_at: r.last_used_at?.toISOString() ?? null,
-    }));
+    return accountKeys(tx, account);
   });
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { READ_SCOPES, type Scope, WRITE_SCOPES } from "../auth/scopes.ts";
+import { READ_SCOPES, SCOPE_DOCS, type Scope, WRITE_SCOPES } from "../auth/scopes.ts";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors.ts";
 import { FAILED_AUTH_LIMIT, RATE_LIMIT } from "../http/pipeline.ts";
 import { queryParamDocs } from "../reports/window.ts";
@@ -8,29 +8,6 @@ import { ERROR_DOCS } from "./error-docs.ts";
 import { indexOutput } from "./index-listing.ts";
 
 export type JsonSchema = Record<string, unknown>;
-
-/** SPEC "Read scopes" / "Write scopes": what each grants (the reference's tag and scope texts). */
-export const SCOPE_DOCS: Readonly<Record<Scope, string>> = {
-  "read:dashboard": "aggregated KPIs, daily series, breakdowns",
-  "read:ads": "spend per ad and campaign, ad rules and run history",
-  "read:attribution": "multi-touch attribution, capture health, attribution report",
-  "read:events": "CRM events and their summary",
-  "read:sales": "sales summary, per-rep performance, sales cycle",
-  "read:finance": "P&L and revenue (margins stripped)",
-  "read:funnel": "funnel and conversion",
-  "read:contacts": "contacts, customers, purchases",
-  "read:calls": "a contact's calls, call list, transcript, recording",
-  "read:journeys": "journeys, one contact's journey, touchpoint feed",
-  "read:creatives": "pending creative needs",
-  "read:icp": "ICP criteria",
-  "read:capi": "connected ad-network pixels (without tokens)",
-  "write:goals": "replace KPI goals",
-  "write:settings": "set the sale counting rule",
-  "write:icp": "set ICP criteria",
-  "write:ads": "enable, disable, switch to dry-run or delete an ad rule",
-  "write:creatives":
-    "get an upload authorization, import a creative into the reserve, acknowledge creative needs",
-};
 
 /** Errors the pipeline can answer on every key-authenticated route, before and after its handler. */
 const PIPELINE_ERRORS: readonly ErrorCode[] = [

@@ -15,7 +15,7 @@ import { type Config, loadConfig } from "../config.ts";
 import type { DemoProgress } from "../demo/write.ts";
 import { importKinds } from "../import/kinds.ts";
 import type { ImportProgress, ImportSummary } from "../import/run-import.ts";
-import { openAdNetwork, openDatabase, openFiles, openSecrets, startService } from "../main.ts";
+import { openAdNetwork, openDatabase, openFiles, openMailer, openSecrets, startService } from "../main.ts";
 import { runStdioBridge } from "../mcp/stdio-bridge.ts";
 import type { RunOutcome } from "../rules/rule-engine.ts";
 
@@ -64,10 +64,15 @@ async function runDirect(
   const db = await openDatabase(config);
   try {
     await db.migrate();
-    const files = openFiles(config, secrets, () => config.siteUrl ?? `http://localhost:${config.port}`);
+    const siteUrl = () => config.siteUrl ?? `http://localhost:${config.port}`;
+    const files = openFiles(config, secrets, siteUrl);
+    const mailer = openMailer(config, siteUrl);
     const adNetwork = await openAdNetwork(config);
     try {
-      return await adminCommands[command]({ db, secrets, files, network: adNetwork.network, progress }, args);
+      return await adminCommands[command](
+        { db, secrets, files, network: adNetwork.network, mailer, siteUrl, progress },
+        args,
+      );
     } finally {
       await adNetwork.close();
     }
@@ -80,6 +85,18 @@ async function runDirect(
 
 function print(result: unknown, json: boolean, human: (r: never) => string) {
   process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${human(result as never)}\n`);
+}
+
+interface Invitation {
+  invite_url?: string;
+  mailed?: boolean;
+}
+
+/** The one-time link line of a command that invites someone. */
+function invitationLine(i: Invitation, email: string | undefined): string {
+  if (!i.invite_url) return "";
+  const sent = i.mailed ? ` (also mailed to ${email})` : "";
+  return `\n  one-time link for ${email} to choose a password (valid 7 days)${sent}:\n  ${i.invite_url}`;
 }
 
 const jsonOption = () => new Option("--json", "print JSON");
@@ -105,6 +122,13 @@ export function buildCli(): Command {
         `  site:     ${service.siteUrl}`,
         `  API base: ${service.baseUrl}`,
       ];
+      if (service.demo) {
+        lines.push(
+          `  demo account: ${service.demo.accountId}`,
+          `  sign in:  ${service.demo.signInUrl}`,
+          `            (one-time link for ${service.demo.owner}, the demo account's owner: choose a password, then you are signed in)`,
+        );
+      }
       if (service.demoKey) {
         lines.push(
           `  demo key: ${service.demoKey}`,
@@ -157,8 +181,8 @@ export function buildCli(): Command {
         print(
           r,
           Boolean(o.json),
-          (a: { id: string; name: string; plan: string; client_key: string }) =>
-            `account ${a.id} (${a.name}, plan ${a.plan}), client key ${a.client_key}`,
+          (a: { id: string; name: string; plan: string; client_key: string } & Invitation) =>
+            `account ${a.id} (${a.name}, plan ${a.plan}), client key ${a.client_key}${invitationLine(a, o.owner)}`,
         );
       },
     );
@@ -225,10 +249,10 @@ export function buildCli(): Command {
       );
     });
 
-  program
-    .command("members")
-    .description("account members")
+  const members = program.command("members").description("account members");
+  members
     .command("add")
+    .description("add a member (or change their role) and print their one-time link")
     .requiredOption("--account <id>")
     .requiredOption("--email <email>")
     .addOption(new Option("--role <role>").choices(["owner", "admin", "member"]).makeOptionMandatory())
@@ -238,9 +262,47 @@ export function buildCli(): Command {
       print(
         r,
         Boolean(o.json),
-        (m: { email: string; role: string; account_id: string }) =>
-          `${m.email} is ${m.role} of account ${m.account_id}`,
+        (m: { email: string; role: string; account_id: string } & Invitation) =>
+          `${m.email} is ${m.role} of account ${m.account_id}${invitationLine(m, m.email)}`,
       );
+    });
+  members
+    .command("list")
+    .requiredOption("--account <id>")
+    .addOption(jsonOption())
+    .action(async (o: { account: string; json?: boolean }) => {
+      const r = await runAdmin(loadConfig(), "members.list", o);
+      print(r, Boolean(o.json), (list: { email: string; role: string; has_password: boolean }[]) =>
+        list.map((m) => `${m.email}\t${m.role}${m.has_password ? "" : "\t(invited)"}`).join("\n"),
+      );
+    });
+  members
+    .command("remove")
+    .description("remove a member (never the last owner)")
+    .requiredOption("--account <id>")
+    .requiredOption("--email <email>")
+    .addOption(jsonOption())
+    .action(async (o: { account: string; email: string; json?: boolean }) => {
+      const r = await runAdmin(loadConfig(), "members.remove", o);
+      print(
+        r,
+        Boolean(o.json),
+        (m: { email: string; account_id: string }) =>
+          `${m.email} is no longer a member of account ${m.account_id}`,
+      );
+    });
+
+  program
+    .command("users")
+    .description("people who sign in to the application")
+    .command("invite")
+    .description("print (and mail, with SMTP_URL) a new one-time link for a member to choose a password")
+    .requiredOption("--account <id>")
+    .requiredOption("--email <email>")
+    .addOption(jsonOption())
+    .action(async (o: { account: string; email: string; json?: boolean }) => {
+      const r = await runAdmin(loadConfig(), "users.invite", o);
+      print(r, Boolean(o.json), (i: { email: string } & Invitation) => invitationLine(i, i.email).trim());
     });
 
   const keys = program.command("keys").description("API keys");

@@ -28,6 +28,11 @@ export interface Database {
   keyLookup<T>(keyHash: string, fn: (tx: Sql) => Promise<T>): Promise<T>;
   /** Ingestion outside the key API: the request role, seeing only the account with this client key. */
   clientKeyLookup<T>(clientKey: string, fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * A page of the application: the request role, seeing only the session whose cookie hash is
+   * presented, its user, the user's memberships and those accounts.
+   */
+  sessionLookup<T>(sessionHash: string, fn: (tx: Sql) => Promise<T>): Promise<T>;
   /** Beacons to a first-party host: the request role, seeing only that host's registration. */
   hostLookup<T>(host: string, fn: (tx: Sql) => Promise<T>): Promise<T>;
   /** Administration (CLI, seeding) as the owner; `accountId` scopes the forced RLS of tenant tables. */
@@ -57,7 +62,7 @@ export async function rows<T>(db: Sql, query: SQL): Promise<T[]> {
 interface Settings {
   /** Run as the request role rather than the owner. */
   asRequestRole: boolean;
-  name: "app.account_id" | "app.key_hash" | "app.client_key" | "app.tracking_host";
+  name: "app.account_id" | "app.key_hash" | "app.session_hash" | "app.client_key" | "app.tracking_host";
   value: string;
 }
 
@@ -71,6 +76,8 @@ function scoped(run: Transaction) {
       run({ asRequestRole: true, name: "app.account_id", value: accountId }, fn),
     keyLookup: <T>(keyHash: string, fn: (tx: Sql) => Promise<T>) =>
       run({ asRequestRole: true, name: "app.key_hash", value: keyHash }, fn),
+    sessionLookup: <T>(sessionHash: string, fn: (tx: Sql) => Promise<T>) =>
+      run({ asRequestRole: true, name: "app.session_hash", value: sessionHash }, fn),
     clientKeyLookup: <T>(clientKey: string, fn: (tx: Sql) => Promise<T>) =>
       run({ asRequestRole: true, name: "app.client_key", value: clientKey }, fn),
     hostLookup: <T>(host: string, fn: (tx: Sql) => Promise<T>) =>

@@ -44,8 +44,46 @@ export const serviceState = pgTable("service_state", {
 export const users = pgTable("users", {
   id: uuid("id").primaryKey(),
   email: text("email").notNull().unique(),
+  /** scrypt, self-describing (`scrypt$N$r$p$salt$hash`); null until the user follows a one-time link. */
+  passwordHash: text("password_hash"),
   createdAt: createdAt(),
 });
+
+/**
+ * Signed-in browsers. Only the SHA-256 of the cookie's value is kept. Not a tenant table: a person
+ * may belong to several accounts; `current_account` is the one the pages show.
+ */
+export const webSessions = pgTable(
+  "web_sessions",
+  {
+    idHash: text("id_hash").primaryKey(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    currentAccount: uuid("current_account"),
+    /** The synchronizer token every state-changing form carries. */
+    csrfToken: text("csrf_token").notNull(),
+    createdAt: createdAt(),
+    lastSeenAt: timestamp("last_seen_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [index("web_sessions_user_idx").on(t.userId)],
+);
+
+/** One-time links (an invitation, a password reset): only the SHA-256 of the token is kept. */
+export const userTokens = pgTable(
+  "user_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    purpose: text("purpose", { enum: ["invite", "reset"] }).notNull(),
+    createdAt: createdAt(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    usedAt: timestamp("used_at", { withTimezone: true }),
+  },
+  (t) => [index("user_tokens_user_idx").on(t.userId)],
+);
 
 export const members = pgTable(
   "members",

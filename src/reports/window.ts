@@ -163,3 +163,14 @@ export function optionalWindow(
 ): ReportWindow | undefined {
   return query.from === undefined && query.to === undefined ? undefined : reportWindow(query, tenant, now);
 }
+
+/** The first day (YYYY-MM-01) of the month `now` falls in, in the account's timezone. */
+export function monthStart(now: Date, timezone: string): string {
+  const parts = new Intl.DateTimeFormat("en-CA", { timeZone: timezone, year: "numeric", month: "2-digit" })
+    .formatToParts(now)
+    .reduce<Record<string, string>>((acc, p) => {
+      acc[p.type] = p.value;
+      return acc;
+    }, {});
+  return `${parts.year}-${parts.month}-01`;
+}

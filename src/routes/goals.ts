@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { replaceGoals } from "../queries/replace-goals.ts";
+import { monthStart } from "../reports/window.ts";
 import { defineRoute } from "./route-def.ts";
 import { success } from "./shapes.ts";
 
@@ -7,17 +8,6 @@ const goalSchema = z.object({
   metric_key: z.string().trim().min(1).max(100),
   target_value: z.number().finite(),
 });
-
-/** The first day (YYYY-MM-01) of the month `now` falls in, in the account's timezone. */
-export function monthStart(now: Date, timezone: string): string {
-  const parts = new Intl.DateTimeFormat("en-CA", { timeZone: timezone, year: "numeric", month: "2-digit" })
-    .formatToParts(now)
-    .reduce<Record<string, string>>((acc, p) => {
-      acc[p.type] = p.value;
-      return acc;
-    }, {});
-  return `${parts.year}-${parts.month}-01`;
-}
 
 export const goalRoutes = [
   defineRoute({

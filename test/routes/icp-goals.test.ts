@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import { rows } from "../../src/db/client.ts";
-import { monthStart } from "../../src/routes/goals.ts";
+import { monthStart } from "../../src/reports/window.ts";
 import { bearer, seedAccount, useTestApp } from "../helpers/harness.ts";
 
 // 23:30 UTC on 31 January is already 1 February in Paris (UTC+1).

@@ -1,0 +1,126 @@
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { Database } from "../db/client.ts";
+import { accounts, members, users, webSessions } from "../db/schema.ts";
+import type { Role } from "./person.ts";
+import { isWellFormedToken, newSecretToken, tokenHash } from "./secret-token.ts";
+
+/** A session ends after a week without use, and a month after sign-in whatever its use. */
+export const SESSION_IDLE_MS = 7 * 24 * 3_600_000;
+export const SESSION_ABSOLUTE_MS = 30 * 24 * 3_600_000;
+/** Last use is written at most this often, not on every page. */
+const TOUCH_EVERY_MS = 60_000;
+
+export interface Membership {
+  accountId: string;
+  name: string;
+  role: Role;
+  plan: "free" | "pro" | "business";
+  timezone: string;
+  currency: string;
+}
+
+export interface SignedIn {
+  userId: string;
+  email: string;
+  csrfToken: string;
+  /** The account the pages show: the session's choice, else the first by name; null without any. */
+  account: Membership | null;
+  memberships: Membership[];
+}
+
+/** A new session (a new id at every sign-in: no fixation); the cookie gets `token`. */
+export async function startSession(db: Database, userId: string, now: Date): Promise<string> {
+  const token = newSecretToken();
+  await db.admin(null, (tx) =>
+    tx.insert(webSessions).values({
+      idHash: tokenHash(token),
+      userId,
+      csrfToken: newSecretToken(),
+      createdAt: now,
+      lastSeenAt: now,
+    }),
+  );
+  return token;
+}
+
+/**
+ * The signed-in person behind a session cookie, as the request role seeing only that session;
+ * an expired session is deleted and answers null.
+ */
+export async function findSession(db: Database, token: string, now: Date): Promise<SignedIn | null> {
+  if (!isWellFormedToken(token)) return null;
+  const hash = tokenHash(token);
+  return db.sessionLookup(hash, async (tx) => {
+    const [session] = await tx
+      .select({
+        userId: webSessions.userId,
+        email: users.email,
+        csrfToken: webSessions.csrfToken,
+        currentAccount: webSessions.currentAccount,
+        createdAt: webSessions.createdAt,
+        lastSeenAt: webSessions.lastSeenAt,
+      })
+      .from(webSessions)
+      .innerJoin(users, eq(users.id, webSessions.userId))
+      .where(eq(webSessions.idHash, hash));
+    if (!session) return null;
+    const idle = now.getTime() - new Date(session.lastSeenAt).getTime();
+    const age = now.getTime() - new Date(session.createdAt).getTime();
+    if (idle > SESSION_IDLE_MS || age > SESSION_ABSOLUTE_MS) {
+      await tx.delete(webSessions).where(eq(webSessions.idHash, hash));
+      return null;
+    }
+    if (idle > TOUCH_EVERY_MS)
+      await tx.update(webSessions).set({ lastSeenAt: now }).where(eq(webSessions.idHash, hash));
+    const memberships = await tx
+      .select({
+        accountId: accounts.id,
+        name: accounts.name,
+        role: members.role,
+        plan: accounts.plan,
+        timezone: accounts.timezone,
+        currency: accounts.currency,
+      })
+      .from(members)
+      .innerJoin(accounts, eq(accounts.id, members.accountId))
+      .where(eq(members.userId, session.userId))
+      .orderBy(asc(accounts.name), asc(accounts.id));
+    const account = memberships.find((m) => m.accountId === session.currentAccount) ?? memberships[0] ?? null;
+    return {
+      userId: session.userId,
+      email: session.email,
+      csrfToken: session.csrfToken,
+      account,
+      memberships,
+    };
+  });
+}
+
+/** Shows another of the user's accounts; false when the user is not its member. */
+export async function switchAccount(db: Database, token: string, accountId: string): Promise<boolean> {
+  const hash = tokenHash(token);
+  return db.sessionLookup(hash, async (tx) => {
+    const updated = await tx
+      .update(webSessions)
+      .set({ currentAccount: accountId })
+      .where(
+        and(
+          eq(webSessions.idHash, hash),
+          sql`exists (select 1 from ${members} where ${members.accountId} = ${accountId} and ${members.userId} = ${webSessions.userId})`,
+        ),
+      )
+      .returning({ idHash: webSessions.idHash });
+    return updated.length === 1;
+  });
+}
+
+export async function endSession(db: Database, token: string): Promise<void> {
+  if (!isWellFormedToken(token)) return;
+  const hash = tokenHash(token);
+  await db.sessionLookup(hash, (tx) => tx.delete(webSessions).where(eq(webSessions.idHash, hash)));
+}
+
+/** Sign-out everywhere: every session of the user, on every device. */
+export async function endAllSessions(db: Database, userId: string): Promise<void> {
+  await db.admin(null, (tx) => tx.delete(webSessions).where(eq(webSessions.userId, userId)));
+}
