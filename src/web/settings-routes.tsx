@@ -32,7 +32,7 @@ export function problemOf(err: unknown): { message: string; status: number } | n
  * A state-changing form from a signed-in person: the viewer when its CSRF token is right (else a
  * 403 is sent), and the fields. `managers` refuses members even when the form is forged.
  */
-function postedBy(
+export function postedBy(
   request: FastifyRequest,
   reply: FastifyReply,
   managers: boolean,
@@ -160,7 +160,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: WebDeps): voi
     if (!viewer) return reply;
     if (!isManager(viewer.account.role)) return reply.redirect("/settings/api-keys", 303);
     const key = await keyOf(viewer, request.params.id);
-    return key ? sendPage(reply, <RevokeKeyView viewer={viewer} key={key} />) : noSuchKey(reply);
+    return key ? sendPage(reply, <RevokeKeyView viewer={viewer} apiKey={key} />) : noSuchKey(reply);
   });
 
   app.post<{ Params: { id: string } }>("/settings/api-keys/:id/revoke", async (request, reply) => {

@@ -178,14 +178,14 @@ export function ApiKeysView(props: {
   );
 }
 
-export function RevokeKeyView(props: { viewer: Viewer; key: AccountKeyRow }) {
+export function RevokeKeyView(props: { viewer: Viewer; apiKey: AccountKeyRow }) {
   return (
     <SettingsPage title="Revoke a key" path="/settings/api-keys" viewer={props.viewer}>
       <p>
-        Revoke <strong>{props.key.name}</strong> (<code>{props.key.prefix}</code>)? Every script using it
-        stops working at its next request. This cannot be undone.
+        Revoke <strong>{props.apiKey.name}</strong> (<code>{props.apiKey.prefix}</code>)? Every script using
+        it stops working at its next request. This cannot be undone.
       </p>
-      <form method="post" action={`/settings/api-keys/${props.key.id}/revoke`} class="inline">
+      <form method="post" action={`/settings/api-keys/${props.apiKey.id}/revoke`} class="inline">
         <Csrf token={props.viewer.signedIn.csrfToken} />
         <button type="submit" class="danger">
           Revoke key
