@@ -31,8 +31,8 @@ const bodySchema = z
       ctx.addIssue({ code: "custom", path: ["email"], message: "is not a valid email address" });
   });
 
-/** `url`: a whole landing-page address as an ad would open it; its query is graded. */
-function parametersOfUrl(url: string): Record<string, string> {
+/** `url`: a whole landing-page address as an ad would open it; its query is graded (also by Settings → tracking). */
+export function parametersOfUrl(url: string): Record<string, string> {
   let parsed: URL;
   try {
     parsed = new URL(url);

@@ -15,9 +15,20 @@ const HOST = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:
  */
 export function registerTlsAskRoute(app: FastifyInstance, deps: { accounts: CollectAccounts }): void {
   app.get(TLS_ASK_PATH, async (request, reply) => {
-    const domain = (request.query as Record<string, unknown>).domain;
-    const host = typeof domain === "string" ? domain.trim().toLowerCase().replace(/\.$/, "") : "";
-    const registered = HOST.test(host) && (await deps.accounts.byHost(host)) !== null;
-    return reply.status(registered ? 200 : 404).send({ domain: host, registered });
+    const answer = await tlsAskAnswer(deps.accounts, (request.query as Record<string, unknown>).domain);
+    return reply.status(answer.registered ? 200 : 404).send(answer);
   });
+}
+
+/**
+ * The endpoint's verdict on a `domain` as a proxy sends it; Settings → tracking shows it for each
+ * host, so that what the page says is what the proxy will be told.
+ */
+export async function tlsAskAnswer(
+  accounts: Pick<CollectAccounts, "byHost">,
+  domain: unknown,
+): Promise<{ domain: string; registered: boolean }> {
+  const host = typeof domain === "string" ? domain.trim().toLowerCase().replace(/\.$/, "") : "";
+  const registered = HOST.test(host) && (await accounts.byHost(host)) !== null;
+  return { domain: host, registered };
 }

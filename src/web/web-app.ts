@@ -5,6 +5,7 @@ import { reportPages } from "./pages/index.ts";
 import { registerReportPage } from "./report-page.tsx";
 import { registerSettingsRoutes } from "./settings-routes.tsx";
 import { registerSignInRoutes, serverErrorPage } from "./sign-in-routes.tsx";
+import { registerTrackingSettings } from "./tracking-settings.tsx";
 import type { WebDeps } from "./web-deps.ts";
 import { loadWebState } from "./web-request.ts";
 
@@ -51,6 +52,7 @@ export async function registerWebApp(app: FastifyInstance, deps: WebDeps): Promi
     registerAssets(web);
     registerSignInRoutes(web, deps);
     registerSettingsRoutes(web, deps);
+    registerTrackingSettings(web, deps);
     for (const page of reportPages) registerReportPage(web, deps, page);
   });
 }

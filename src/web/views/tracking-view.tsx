@@ -1,0 +1,383 @@
+import type { CaptureHealth } from "../../attribution/capture-health.ts";
+import { isManager } from "../../people/person.ts";
+import { REQUIRED_FIELDS, type UtmField, type UtmVerdict } from "../../tracking/utm-grade.ts";
+import { formatTime, type Viewer } from "../page-guard.tsx";
+import { Csrf, Notice } from "./layout.tsx";
+import { SettingsPage } from "./settings-layout.tsx";
+
+export interface HostAddedFlash {
+  kind: "host-added";
+  userId: string;
+  host: string;
+}
+
+export interface HostFormState {
+  host?: string;
+  error?: string;
+}
+
+/** A tracking host and what the certificate endpoint (`/api/tls/ask`) answers for it. */
+export interface HostState {
+  host: string;
+  certificate: boolean;
+}
+
+/** The grader's form: the pasted address and its verdict, or why it could not be graded. */
+export interface GraderState {
+  url: string;
+  verdict: UtmVerdict | null;
+  error?: string;
+}
+
+export interface TrackingViewProps {
+  viewer: Viewer;
+  /** `{site_url}`, where track.js is served. */
+  siteUrl: string;
+  /** What a first-party host's CNAME record points at: the site's host name. */
+  cnameTarget: string;
+  clientKey: string;
+  hosts: HostState[];
+  added: string | null;
+  hostForm: HostFormState;
+  grader: GraderState;
+  health: CaptureHealth;
+}
+
+/** SPEC "Hidden form fields", in its order: the name, what it holds, whether attribution needs it. */
+const HIDDEN_FIELDS: readonly { name: UtmField; meaning: string }[] = [
+  { name: "utm_source", meaning: "traffic source" },
+  { name: "utm_medium", meaning: "traffic type" },
+  { name: "utm_campaign", meaning: "campaign name" },
+  { name: "utm_content", meaning: "ad name" },
+  { name: "utm_term", meaning: "ad set name" },
+  { name: "utm_campaign_id", meaning: "numeric campaign id" },
+  { name: "utm_ad_id", meaning: "numeric ad id" },
+  { name: "utm_adset_id", meaning: "numeric ad set id" },
+];
+
+const STATUS_TEXT: Record<UtmVerdict["fields"][UtmField]["status"], string> = {
+  ok: "usable",
+  missing: "missing",
+  unresolved_macro: "unresolved macro",
+  not_numeric: "not a number",
+};
+
+const VERDICT_TEXT: Record<CaptureHealth["verdict"], string> = {
+  good: "attribution is captured well.",
+  degraded: "part of the attribution is lost: see the issues below.",
+  broken: "attribution is not being captured: see the issues below.",
+  no_data: "no event and no page view in the last 30 days.",
+};
+
+/** The tag docs/tracking.md tells users to paste, with this account's key. */
+export function trackingTag(siteUrl: string, clientKey: string): string {
+  return `<script src="${siteUrl}/api/track.js" data-client="${clientKey}"></script>`;
+}
+
+function Install({ siteUrl, clientKey }: { siteUrl: string; clientKey: string }) {
+  return (
+    <section aria-labelledby="install">
+      <h2 id="install">Install the script</h2>
+      <p>
+        Paste this tag in the <code>&lt;head&gt;</code> of every page, before any booking, form or chat
+        widget, so that it is ready when they arrive.
+      </p>
+      <p class="secret">
+        <code id="tracking-tag">{trackingTag(siteUrl, clientKey)}</code>{" "}
+        <button type="button" class="secondary" data-copy="tracking-tag">
+          Copy
+        </button>
+      </p>
+      <p class="help">
+        <code>{clientKey}</code> is this account's client key. It is not a secret: every page carrying the tag
+        shows it.
+      </p>
+    </section>
+  );
+}
+
+function HiddenFields({ clientKey }: { clientKey: string }) {
+  return (
+    <section aria-labelledby="hidden-fields">
+      <h2 id="hidden-fields">Hidden form fields</h2>
+      <p>
+        Give each form hidden fields with these exact names (lowercase, underscores: <code>UTM_Source</code>{" "}
+        or <code>utmSource</code> are not recognized). They are how the attribution reaches your CRM with the
+        contact.
+      </p>
+      <div class="scroll">
+        <table>
+          <caption class="visually-hidden">Hidden form fields and what fills them</caption>
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              <th scope="col">Holds</th>
+              <th scope="col">Needed</th>
+              <th scope="col">Filled by</th>
+            </tr>
+          </thead>
+          <tbody>
+            {HIDDEN_FIELDS.map((f) => (
+              <tr>
+                <td>
+                  <code>{f.name}</code>
+                </td>
+                <td>{f.meaning}</td>
+                <td>
+                  {(REQUIRED_FIELDS as readonly string[]).includes(f.name) ? "required" : "recommended"}
+                </td>
+                <td>
+                  the tracking script, from its cookies; a form tool that pre-fills from URL parameters too
+                </td>
+              </tr>
+            ))}
+            <tr>
+              <td>
+                <code>client_key</code>
+              </td>
+              <td>this account's client key, for form tools that need it</td>
+              <td>
+                set to <code>{clientKey}</code>
+              </td>
+              <td>the tracking script, from the tag's data-client; on a first-party host without it, you</td>
+            </tr>
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+function Hosts(props: TrackingViewProps & { manager: boolean }) {
+  const { viewer, hosts, cnameTarget } = props;
+  return (
+    <section aria-labelledby="hosts">
+      <h2 id="hosts">First-party tracking hosts</h2>
+      <p>
+        Serve the script and its beacons from a subdomain of your own site (<code>track.example.com</code>
+        ): ad blockers then see first-party requests. Point the subdomain at this service with a DNS alias,
+        then add it here; its tag needs no <code>data-client</code>.
+      </p>
+      <dl class="facts">
+        <dt>DNS alias (CNAME) target</dt>
+        <dd>
+          <code id="cname-target">{cnameTarget}</code>
+        </dd>
+      </dl>
+      {props.added && (
+        <Notice kind="ok">
+          {props.added} is added. Create its DNS record if it does not exist yet: beacons sent to it count for
+          this account.
+        </Notice>
+      )}
+      <div class="scroll">
+        <table>
+          <caption class="visually-hidden">First-party tracking hosts of {viewer.account.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Host</th>
+              <th scope="col">DNS record</th>
+              <th scope="col">Certificate</th>
+            </tr>
+          </thead>
+          <tbody>
+            {hosts.length === 0 && (
+              <tr>
+                <td colSpan={3}>No host yet: the tag above loads the script from {cnameTarget}.</td>
+              </tr>
+            )}
+            {hosts.map((h) => (
+              <tr>
+                <td>
+                  <code>{h.host}</code>
+                </td>
+                <td>
+                  <code>
+                    {h.host}. CNAME {cnameTarget}.
+                  </code>
+                </td>
+                <td>
+                  {h.certificate
+                    ? "accepted: the certificate endpoint lets the proxy request one"
+                    : "refused: the certificate endpoint answers 404 for this host"}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {props.manager ? (
+        <form method="post" action="/settings/tracking/hosts" class="stack">
+          <h3>Add a host</h3>
+          {props.hostForm.error && <Notice kind="error">{props.hostForm.error}</Notice>}
+          <Csrf token={viewer.signedIn.csrfToken} />
+          <label for="tracking-host">Host name</label>
+          <input
+            id="tracking-host"
+            name="host"
+            required
+            maxlength={253}
+            autocomplete="off"
+            spellcheck={false}
+            placeholder="track.example.com"
+            value={props.hostForm.host ?? ""}
+          />
+          <p class="help">
+            A host belongs to one account. Its record: <code>track.example.com. CNAME {cnameTarget}.</code>
+          </p>
+          <button type="submit">Add host</button>
+        </form>
+      ) : (
+        <p class="help">Only the account's owners and administrators add tracking hosts.</p>
+      )}
+    </section>
+  );
+}
+
+function FieldList({ fields }: { fields: readonly string[] }) {
+  if (fields.length === 0) return <>none</>;
+  return (
+    <>
+      {fields.map((f, i) => (
+        <>
+          {i > 0 && ", "}
+          <code>{f}</code>
+        </>
+      ))}
+    </>
+  );
+}
+
+function Grader({ grader }: { grader: GraderState }) {
+  const v = grader.verdict;
+  return (
+    <section aria-labelledby="grader">
+      <h2 id="grader">Grade an ad URL</h2>
+      <form method="get" action="/settings/tracking" class="stack">
+        <label for="grade-url">Landing-page address, as an ad opens it</label>
+        <input
+          id="grade-url"
+          name="url"
+          type="url"
+          required
+          autocomplete="off"
+          spellcheck={false}
+          placeholder={"https://example.com/offer?utm_source=facebook&utm_medium=paid&…"}
+          value={grader.url}
+        />
+        <p class="help">
+          Its parameters are graded as a landing page would receive them. Nothing is recorded.
+        </p>
+        <button type="submit">Grade</button>
+      </form>
+      {grader.error && <Notice kind="error">Not graded: {grader.error}</Notice>}
+      {v && (
+        <div id="utm-grade">
+          <p>
+            Grade <strong id="utm-grade-value">{v.grade}</strong>: {v.summary}
+          </p>
+          <dl class="facts">
+            <dt>Found</dt>
+            <dd>
+              <FieldList fields={v.found} />
+            </dd>
+            <dt>Missing</dt>
+            <dd>
+              <FieldList fields={v.missing} />
+            </dd>
+          </dl>
+          {v.warnings.length > 0 && (
+            <Notice kind="info">
+              <ul>
+                {v.warnings.map((w) => (
+                  <li>{w}</li>
+                ))}
+              </ul>
+            </Notice>
+          )}
+          <div class="scroll">
+            <table>
+              <caption class="visually-hidden">Each parameter of the graded address</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Parameter</th>
+                  <th scope="col">Value</th>
+                  <th scope="col">Status</th>
+                </tr>
+              </thead>
+              <tbody>
+                {(Object.keys(v.fields) as UtmField[]).map((name) => {
+                  const f = v.fields[name];
+                  return (
+                    <tr>
+                      <td>
+                        <code>{name}</code>{" "}
+                        <span class="help">{f.required ? "required" : "recommended"}</span>
+                      </td>
+                      <td>{f.value === null ? "—" : <code>{f.value}</code>}</td>
+                      <td>{STATUS_TEXT[f.status]}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        </div>
+      )}
+    </section>
+  );
+}
+
+const percent = (n: number | null) => (n === null ? "—" : `${n} %`);
+
+function Health({ health, timezone }: { health: CaptureHealth; timezone: string }) {
+  return (
+    <section aria-labelledby="health">
+      <h2 id="health">Capture health, last 30 days</h2>
+      <p>
+        Verdict <strong id="capture-verdict">{health.verdict}</strong>: {VERDICT_TEXT[health.verdict]}
+      </p>
+      <dl class="facts">
+        <dt>Events with an ad signal</dt>
+        <dd>{health.events_pub_30j}</dd>
+        <dt>Resolved by exact ad id</dt>
+        <dd>{percent(health.pct_exact_id)}</dd>
+        <dt>Resolved by ad name</dt>
+        <dd>{percent(health.pct_par_nom)}</dd>
+        <dt>Not resolved</dt>
+        <dd>{percent(health.pct_non_resolu)}</dd>
+        <dt>Tracking-script sessions</dt>
+        <dd>{health.pixel_sessions_30j}</dd>
+        <dt>Sessions carrying an ad id</dt>
+        <dd>{percent(health.pixel_pct_avec_id)}</dd>
+        <dt>Last page view</dt>
+        <dd>{formatTime(health.pixel_derniere_activite, timezone)}</dd>
+      </dl>
+      {health.issues.length > 0 && (
+        <>
+          <h3>Issues to fix</h3>
+          <ul>
+            {health.issues.map((i) => (
+              <li>
+                <code>{i.code}</code>: {i.message}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
+
+export function TrackingView(props: TrackingViewProps) {
+  const { viewer } = props;
+  return (
+    <SettingsPage title="Tracking" path="/settings/tracking" viewer={viewer}>
+      <Install siteUrl={props.siteUrl} clientKey={props.clientKey} />
+      <HiddenFields clientKey={props.clientKey} />
+      <Hosts {...props} manager={isManager(viewer.account.role)} />
+      <Grader grader={props.grader} />
+      <Health health={props.health} timezone={viewer.account.timezone} />
+    </SettingsPage>
+  );
+}
