@@ -17,6 +17,7 @@ import { demoWav } from "../../src/demo/write.ts";
 import { type AuditSink, createAuditWriter } from "../../src/http/audit.ts";
 import { type CounterStore, createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
 import { keyStoreFor } from "../../src/main.ts";
+import type { Mailer } from "../../src/people/mailer.ts";
 import { routes as defaultRoutes } from "../../src/routes/index.ts";
 import type { RouteDef } from "../../src/routes/route-def.ts";
 import { createLocalObjectStore } from "../../src/storage/local-store.ts";
@@ -89,6 +90,8 @@ export interface TestAppOptions {
   clock?: () => Date;
   audit?: AuditSink;
   files?: ObjectStore;
+  /** Invitations and reset mails; none: links are only printed (the application says so). */
+  mailer?: Mailer;
 }
 
 /**
@@ -111,6 +114,7 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}) 
     files,
     siteUrl: () => TEST_SITE_URL,
     clock: options.clock,
+    mailer: options.mailer,
   });
   const conformance = checkResponsesAgainstOpenApi(app, routes, TEST_SITE_URL);
   await app.ready();
