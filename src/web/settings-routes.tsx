@@ -37,8 +37,7 @@ export function postedBy(
   reply: FastifyReply,
   managers: boolean,
 ): { viewer: Viewer; form: URLSearchParams } | null {
-  const viewer = viewerOr(request, reply);
-  if (!viewer) return null;
+  // The token first: a cross-site post (which carries no session cookie) is a 403, not a sign-in.
   const form = formOf(request);
   if (!form || !passesCsrf(request, form)) {
     void sendPage(
@@ -51,6 +50,8 @@ export function postedBy(
     );
     return null;
   }
+  const viewer = viewerOr(request, reply);
+  if (!viewer) return null;
   if (managers && !isManager(viewer.account.role)) {
     void sendPage(
       reply,

@@ -1,7 +1,7 @@
 import { READ_SCOPES, SCOPE_DOCS, WRITE_SCOPES } from "../../auth/scopes.ts";
 import type { AccountKeyRow } from "../../queries/account-keys.ts";
 import { formatTime, type Viewer } from "../page-guard.tsx";
-import { Csrf, Notice } from "./layout.tsx";
+import { Csrf, Notice, ScrollRegion } from "./layout.tsx";
 import { SettingsPage } from "./settings-layout.tsx";
 
 export interface CreatedKeyFlash {
@@ -112,56 +112,58 @@ export function ApiKeysView(props: {
         Keys let scripts and agents read this account through the API (<a href="/docs">reference</a>). Send
         one as <code>Authorization: Bearer KEY</code>.
       </p>
-      <table>
-        <caption class="visually-hidden">API keys of {viewer.account.name}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Prefix</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Created</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Status</th>
-            {props.manager && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {keys.length === 0 && (
+      <ScrollRegion label="API keys">
+        <table>
+          <caption class="visually-hidden">API keys of {viewer.account.name}</caption>
+          <thead>
             <tr>
-              <td colSpan={props.manager ? 8 : 7}>No key yet.</td>
+              <th scope="col">Name</th>
+              <th scope="col">Prefix</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Created</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Status</th>
+              {props.manager && <th scope="col">Actions</th>}
             </tr>
-          )}
-          {keys.map((k) => {
-            const state = status(k, props.now);
-            return (
+          </thead>
+          <tbody>
+            {keys.length === 0 && (
               <tr>
-                <td>{k.name}</td>
-                <td>
-                  <code>{k.prefix}</code>
-                </td>
-                <td>{k.scopes.join(", ")}</td>
-                <td>{formatTime(k.created_at, tz)}</td>
-                <td>{k.expires_at ? formatTime(k.expires_at, tz) : "never"}</td>
-                <td>{formatTime(k.last_used_at, tz)}</td>
-                <td>{state === "revoked" ? `revoked ${formatTime(k.revoked_at, tz)}` : state}</td>
-                {props.manager && (
-                  <td>
-                    {state !== "revoked" && (
-                      <a
-                        href={`/settings/api-keys/${k.id}/revoke`}
-                        aria-label={`Revoke ${k.name} (${k.prefix})`}
-                      >
-                        Revoke
-                      </a>
-                    )}
-                  </td>
-                )}
+                <td colSpan={props.manager ? 8 : 7}>No key yet.</td>
               </tr>
-            );
-          })}
-        </tbody>
-      </table>
+            )}
+            {keys.map((k) => {
+              const state = status(k, props.now);
+              return (
+                <tr>
+                  <td>{k.name}</td>
+                  <td>
+                    <code>{k.prefix}</code>
+                  </td>
+                  <td>{k.scopes.join(", ")}</td>
+                  <td>{formatTime(k.created_at, tz)}</td>
+                  <td>{k.expires_at ? formatTime(k.expires_at, tz) : "never"}</td>
+                  <td>{formatTime(k.last_used_at, tz)}</td>
+                  <td>{state === "revoked" ? `revoked ${formatTime(k.revoked_at, tz)}` : state}</td>
+                  {props.manager && (
+                    <td>
+                      {state !== "revoked" && (
+                        <a
+                          href={`/settings/api-keys/${k.id}/revoke`}
+                          aria-label={`Revoke ${k.name} (${k.prefix})`}
+                        >
+                          Revoke
+                        </a>
+                      )}
+                    </td>
+                  )}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </ScrollRegion>
       {viewer.account.plan === "free" ? (
         <Notice kind="info">
           <p>

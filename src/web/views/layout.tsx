@@ -157,3 +157,16 @@ export function Notice({ kind, children }: { kind: "ok" | "error" | "info"; chil
     </div>
   );
 }
+
+/**
+ * A wide table's frame: it scrolls sideways inside the page on a narrow screen, and keyboard users
+ * reach the scroll with Tab (axe's scrollable-region-focusable).
+ */
+export function ScrollRegion({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable (WCAG 2.1.1)
+    <section class="scroll" tabIndex={0} aria-label={label}>
+      {children}
+    </section>
+  );
+}

@@ -1,6 +1,6 @@
 import { isManager, ROLES } from "../../people/person.ts";
 import { formatTime, type Viewer } from "../page-guard.tsx";
-import { Csrf, Notice } from "./layout.tsx";
+import { Csrf, Notice, ScrollRegion } from "./layout.tsx";
 import { SettingsPage } from "./settings-layout.tsx";
 
 export interface InvitedFlash {
@@ -45,66 +45,68 @@ export function MembersView(props: {
           </p>
         </Notice>
       )}
-      <table>
-        <caption class="visually-hidden">Members of {viewer.account.name}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            <th scope="col">Joined</th>
-            <th scope="col">Password</th>
-            {manager && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {props.members.map((m) => {
-            const editable = manager && (owner || m.role !== "owner");
-            return (
-              <tr>
-                <td>{m.email}</td>
-                <td>
-                  {editable ? (
-                    <form method="post" action="/settings/members/role" class="inline">
-                      <Csrf token={viewer.signedIn.csrfToken} />
-                      <input type="hidden" name="email" value={m.email} />
-                      <input type="hidden" name="current" value={m.role} />
-                      <label class="visually-hidden" for={`role-${m.email}`}>
-                        Role of {m.email}
-                      </label>
-                      <select id={`role-${m.email}`} name="role">
-                        {roles.map((r) => (
-                          <option value={r} selected={r === m.role}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>{" "}
-                      <button type="submit" class="secondary">
-                        Change
-                      </button>
-                    </form>
-                  ) : (
-                    m.role
-                  )}
-                </td>
-                <td>{formatTime(m.joined_at, viewer.account.timezone)}</td>
-                <td>{m.has_password ? "set" : "invited"}</td>
-                {manager && (
+      <ScrollRegion label="Members">
+        <table>
+          <caption class="visually-hidden">Members of {viewer.account.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">Joined</th>
+              <th scope="col">Password</th>
+              {manager && <th scope="col">Actions</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {props.members.map((m) => {
+              const editable = manager && (owner || m.role !== "owner");
+              return (
+                <tr>
+                  <td>{m.email}</td>
                   <td>
-                    {editable && (
-                      <a
-                        href={`/settings/members/remove?email=${encodeURIComponent(m.email)}`}
-                        aria-label={`Remove ${m.email}`}
-                      >
-                        Remove
-                      </a>
+                    {editable ? (
+                      <form method="post" action="/settings/members/role" class="inline">
+                        <Csrf token={viewer.signedIn.csrfToken} />
+                        <input type="hidden" name="email" value={m.email} />
+                        <input type="hidden" name="current" value={m.role} />
+                        <label class="visually-hidden" for={`role-${m.email}`}>
+                          Role of {m.email}
+                        </label>
+                        <select id={`role-${m.email}`} name="role">
+                          {roles.map((r) => (
+                            <option value={r} selected={r === m.role}>
+                              {r}
+                            </option>
+                          ))}
+                        </select>{" "}
+                        <button type="submit" class="secondary">
+                          Change
+                        </button>
+                      </form>
+                    ) : (
+                      m.role
                     )}
                   </td>
-                )}
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+                  <td>{formatTime(m.joined_at, viewer.account.timezone)}</td>
+                  <td>{m.has_password ? "set" : "invited"}</td>
+                  {manager && (
+                    <td>
+                      {editable && (
+                        <a
+                          href={`/settings/members/remove?email=${encodeURIComponent(m.email)}`}
+                          aria-label={`Remove ${m.email}`}
+                        >
+                          Remove
+                        </a>
+                      )}
+                    </td>
+                  )}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </ScrollRegion>
       {manager ? (
         <form method="post" action="/settings/members" class="stack">
           <h2>Invite someone</h2>

@@ -1,5 +1,6 @@
 import type { ReportWindow } from "../../reports/window.ts";
 import { addDays } from "../../reports/window.ts";
+import { ScrollRegion } from "./layout.tsx";
 
 export type ColumnKind = "count" | "money" | "rate" | "number" | "text" | "date" | "time";
 
@@ -65,9 +66,7 @@ export function DataTable(props: { name: string; spec: TableSpec; formats: Forma
           Download CSV<span class="visually-hidden"> of {spec.caption}</span>
         </a>
       </div>
-      {/* A table wider than the screen scrolls; keyboard users reach the scroll with Tab. */}
-      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable (WCAG 2.1.1) */}
-      <section class="scroll" tabIndex={0} aria-label={spec.caption}>
+      <ScrollRegion label={spec.caption}>
         <table data-table={props.name}>
           <thead>
             <tr>
@@ -102,7 +101,7 @@ export function DataTable(props: { name: string; spec: TableSpec; formats: Forma
             ))}
           </tbody>
         </table>
-      </section>
+      </ScrollRegion>
     </section>
   );
 }
