@@ -114,6 +114,26 @@ describe(`the CLI while ascribe serve runs (${backend} database)`, SUITE_TIMEOUT
     assert.ok(Object.keys(data).length > 0, JSON.stringify(r.body));
   });
 
+  test(
+    "the first start names the demo account and prints its owner's one-time sign-in link",
+    TIMEOUT,
+    async () => {
+      assert.ok(server);
+      const account = /^ {2}demo account: ([0-9a-f-]{36})$/m.exec(server.stdout())?.[1];
+      const link = /^ {2}sign in: {2}(http:\/\/localhost:\d+\/set-password\/[A-Za-z0-9_-]{43})$/m.exec(
+        server.stdout(),
+      )?.[1];
+      assert.ok(account && link, server.stdout());
+      const url = new URL(link);
+      url.hostname = "127.0.0.1";
+      const page = await fetch(url);
+      assert.equal(page.status, 200);
+      const html = await page.text();
+      assert.match(html, /Choose your password/);
+      assert.match(html, /value="owner@demo\.ascribe\.local"/);
+    },
+  );
+
   test("a second serve on the same DATA_DIR is refused", {
     ...TIMEOUT,
     skip: backend !== "embedded" && "PostgreSQL allows several instances",

@@ -42,6 +42,9 @@ const BREAKDOWN_LABELS: Record<(typeof BREAKDOWN_DIMENSIONS)[number], string> = 
   rep: "Sales rep",
 };
 
+/** Goals name some metrics as people say them; the KPI object names them as the API does. */
+const GOAL_METRICS: Readonly<Record<string, string>> = { sales: "total_sales" };
+
 const params = z.object({
   dim: z
     .enum(BREAKDOWN_DIMENSIONS, { error: `dim must be one of ${BREAKDOWN_DIMENSIONS.join(", ")}` })
@@ -92,7 +95,8 @@ export const overviewPage = defineReportPage({
         { key: "progress", label: "Progress", kind: "rate" },
       ],
       rows: data.goals.map((g) => {
-        const actual = (data.month as unknown as Record<string, number | null>)[g.metric_key] ?? null;
+        const month = data.month as unknown as Record<string, number | null>;
+        const actual = month[GOAL_METRICS[g.metric_key] ?? g.metric_key] ?? null;
         return {
           ...g,
           actual,
