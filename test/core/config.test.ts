@@ -17,6 +17,8 @@ test("defaults follow CONTRACT.md", () => {
       logLevel: "info",
       statementTimeoutMs: 15_000,
       secretKeys: null,
+    smtpUrl: null,
+    smtpFrom: null,
       rulesIntervalSeconds: 3600,
       adNetwork: "meta",
       metaApiUrl: "https://graph.facebook.com/v21.0",
