@@ -59,6 +59,12 @@ export function defineReportPage<D, Q extends Record<string, unknown> = Record<s
 
 const exportParam = z.object({ export: z.string().optional() });
 
+/**
+ * Thrown by a page's `load` when what it was asked for is not the account's (or does not exist):
+ * the page answers 404 with this message, and never says which of the two it was.
+ */
+export class PageNotFound extends Error {}
+
 /** Registers a report page: GET renders it; `?export=NAME` answers that table as CSV. */
 export function registerReportPage(
   app: FastifyInstance,
@@ -78,7 +84,9 @@ export function registerReportPage(
     };
     const formats = { currency: a.currency, timezone: a.timezone };
     const now = deps.clock();
-    const windowParsed = windowQuery({}).safeParse({ from: raw.from, to: raw.to });
+    // A GET form sends an empty date field as `from=`: that is no date, not a wrong one.
+    const blank = (v: unknown) => (v === "" ? undefined : v);
+    const windowParsed = windowQuery({}).safeParse({ from: blank(raw.from), to: blank(raw.to) });
     const paramsParsed = (def.params ?? z.object({})).safeParse(raw);
     const frame = (body: VNode, status: number) =>
       sendPage(
@@ -101,9 +109,15 @@ export function registerReportPage(
     }
     const window = reportWindow(windowParsed.data, tenant, now);
     const query = paramsParsed.data as Record<string, unknown>;
-    const data = await deps.db.tenant(a.accountId, (tx) =>
-      def.load({ tx, tenant, window, query, now, files: deps.files }),
-    );
+    let data: unknown;
+    try {
+      data = await deps.db.tenant(a.accountId, (tx) =>
+        def.load({ tx, tenant, window, query, now, files: deps.files }),
+      );
+    } catch (error) {
+      if (error instanceof PageNotFound) return frame(<Notice kind="error">{error.message}</Notice>, 404);
+      throw error;
+    }
     const tables = def.tables(data, query);
     const wanted = exportParam.safeParse(raw).data?.export;
     if (wanted !== undefined) {
@@ -151,6 +165,8 @@ function csvCell(value: unknown): string | number | boolean | null {
   if (value === null || value === undefined) return null;
   if (Array.isArray(value)) return value.join("; ");
   if (typeof value === "object") return JSON.stringify(value);
+  // As the API's JSON writes them (the CSV writer's own default is 1 and empty).
+  if (typeof value === "boolean") return String(value);
   // A text cell a spreadsheet would run as a formula is written as text.
   if (typeof value === "string" && /^[=+\-@\t\r]/.test(value)) return `'${value}`;
   return value as string | number | boolean;
