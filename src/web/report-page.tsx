@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { VNode } from "preact";
 import { z } from "zod";
 import type { Sql } from "../db/client.ts";
+import { assertSingleTenant } from "../http/barrier.ts";
 import { validationMessage } from "../http/pipeline.ts";
 import { type ReportWindow, reportWindow, windowQuery } from "../reports/window.ts";
 import type { Tenant } from "../routes/route-def.ts";
@@ -118,6 +119,8 @@ export function registerReportPage(
       if (error instanceof PageNotFound) return frame(<Notice kind="error">{error.message}</Notice>, 404);
       throw error;
     }
+    // The API's tenant barrier: a row tagged with another account stops the page, as it stops a response.
+    assertSingleTenant(data, a.accountId);
     const tables = def.tables(data, query);
     const wanted = exportParam.safeParse(raw).data?.export;
     if (wanted !== undefined) {

@@ -485,3 +485,10 @@ describe("/calls", () => {
     assert.match(bad.body, /id: must be a positive integer/);
   });
 });
+
+describe("the overview still renders with the tenant barrier on every page", () => {
+  test("/ answers 200", async () => {
+    await seed();
+    await page(`/?${MARCH}`);
+  });
+});
