@@ -149,7 +149,10 @@ describe("the application in Chromium", { skip: browserSkip }, () => {
     const shown = await page
       .locator("dd[data-kpi]")
       .evaluateAll((nodes) =>
-        nodes.map((n) => [n.getAttribute("data-kpi") ?? "", n.getAttribute("data-value") ?? ""]),
+        nodes.map((n): [string, string] => [
+          n.getAttribute("data-kpi") ?? "",
+          n.getAttribute("data-value") ?? "",
+        ]),
       );
     assert.ok(shown.length >= 10);
     for (const [name, value] of shown) {

@@ -77,8 +77,9 @@ export interface AppPageProps {
 
 function isCurrent(href: string, path: string): boolean {
   if (href === "/") return path === "/";
-  const section = href.split("/").slice(0, 2).join("/");
-  return path === href || path.startsWith(`${section}/`) || path === section;
+  // Every settings tab lights the one Settings link; other links light on their own pages.
+  if (href.startsWith("/settings/")) return path.startsWith("/settings/");
+  return path === href || path.startsWith(`${href}/`);
 }
 
 /** A page of the application: header with the navigation, account switcher and sign-out. */

@@ -59,7 +59,7 @@ export function withQuery(path: string, query: Record<string, string | undefined
 export function DataTable(props: { name: string; spec: TableSpec; formats: Formats; exportHref: string }) {
   const { spec, formats } = props;
   return (
-    <section class="table-block" aria-labelledby={`${props.name}-caption`}>
+    <div class="table-block">
       <div class="table-head">
         <h2 id={`${props.name}-caption`}>{spec.caption}</h2>
         <a class="export" href={props.exportHref} download={`${props.name}.csv`}>
@@ -102,7 +102,7 @@ export function DataTable(props: { name: string; spec: TableSpec; formats: Forma
           </tbody>
         </table>
       </ScrollRegion>
-    </section>
+    </div>
   );
 }
 
