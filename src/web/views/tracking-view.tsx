@@ -2,7 +2,7 @@ import type { CaptureHealth } from "../../attribution/capture-health.ts";
 import { isManager } from "../../people/person.ts";
 import { REQUIRED_FIELDS, type UtmField, type UtmVerdict } from "../../tracking/utm-grade.ts";
 import { formatTime, type Viewer } from "../page-guard.tsx";
-import { Csrf, Notice } from "./layout.tsx";
+import { Csrf, Notice, ScrollRegion } from "./layout.tsx";
 import { SettingsPage } from "./settings-layout.tsx";
 
 export interface HostAddedFlash {
@@ -105,7 +105,7 @@ function HiddenFields({ clientKey }: { clientKey: string }) {
         or <code>utmSource</code> are not recognized). They are how the attribution reaches your CRM with the
         contact.
       </p>
-      <div class="scroll">
+      <ScrollRegion label="Hidden fields and what fills them">
         <table>
           <caption class="visually-hidden">Hidden form fields and what fills them</caption>
           <thead>
@@ -126,9 +126,7 @@ function HiddenFields({ clientKey }: { clientKey: string }) {
                 <td>
                   {(REQUIRED_FIELDS as readonly string[]).includes(f.name) ? "required" : "recommended"}
                 </td>
-                <td>
-                  the tracking script, from its cookies; a form tool that pre-fills from URL parameters too
-                </td>
+                <td>the script</td>
               </tr>
             ))}
             <tr>
@@ -139,11 +137,16 @@ function HiddenFields({ clientKey }: { clientKey: string }) {
               <td>
                 set to <code>{clientKey}</code>
               </td>
-              <td>the tracking script, from the tag's data-client; on a first-party host without it, you</td>
+              <td>the script, from the tag's data-client</td>
             </tr>
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
+      <p class="help">
+        The script fills the fields from its cookies when the page loads, and again just before the form is
+        sent; a form tool that pre-fills from URL parameters fills them too. On a first-party host whose tag
+        has no data-client, give <code>client_key</code> its value yourself.
+      </p>
     </section>
   );
 }
@@ -170,7 +173,7 @@ function Hosts(props: TrackingViewProps & { manager: boolean }) {
           this account.
         </Notice>
       )}
-      <div class="scroll">
+      <ScrollRegion label="Hosts and their DNS records">
         <table>
           <caption class="visually-hidden">First-party tracking hosts of {viewer.account.name}</caption>
           <thead>
@@ -205,7 +208,7 @@ function Hosts(props: TrackingViewProps & { manager: boolean }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
       {props.manager ? (
         <form method="post" action="/settings/tracking/hosts" class="stack">
           <h3>Add a host</h3>
@@ -295,7 +298,7 @@ function Grader({ grader }: { grader: GraderState }) {
               </ul>
             </Notice>
           )}
-          <div class="scroll">
+          <ScrollRegion label="Each graded parameter">
             <table>
               <caption class="visually-hidden">Each parameter of the graded address</caption>
               <thead>
@@ -321,7 +324,7 @@ function Grader({ grader }: { grader: GraderState }) {
                 })}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
         </div>
       )}
     </section>
