@@ -58,8 +58,7 @@ export const adminCommands = {
     });
     const owner = createAccountInput.parse(args).owner;
     if (!owner || !created.invite_url) return created;
-    const { mailed } = await deliverInvitation(context, owner, created.invite_url, created.name);
-    return { ...created, mailed };
+    return { ...created, ...(await deliverInvitation(context, owner, created.invite_url, created.name)) };
   },
   "accounts.set-plan": ({ db }: AdminContext, args: unknown) => setPlan(db, setPlanInput.parse(args)),
   "accounts.webhook-secret": ({ db, secrets }: AdminContext, args: unknown) =>

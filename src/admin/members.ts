@@ -43,16 +43,23 @@ export async function invitationFor(tx: Sql, userId: string, now: Date, siteUrl:
   return setPasswordUrl(siteUrl, await issueLink(tx, userId, "invite", now));
 }
 
-/** Mails an invitation when SMTP is configured; a failed delivery is reported, the link still printed. */
+/**
+ * Mails an invitation when SMTP is configured. The invitation is already saved: a failed delivery
+ * is reported beside the link (printed, shown to the admin), never thrown.
+ */
 export async function deliverInvitation(
   deps: InviteDeps,
   to: string,
   url: string,
   accountName: string,
-): Promise<{ mailed: boolean }> {
+): Promise<{ mailed: boolean; mail_error?: string }> {
   if (!deps.mailer.sends) return { mailed: false };
-  await deps.mailer.send(linkMail(to, url, "invite", accountName));
-  return { mailed: true };
+  try {
+    await deps.mailer.send(linkMail(to, url, "invite", accountName));
+    return { mailed: true };
+  } catch (err) {
+    return { mailed: false, mail_error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 async function accountName(tx: Sql, accountId: string): Promise<string> {
@@ -74,13 +81,13 @@ export async function inviteMember(
     const inviteUrl = await invitationFor(tx, member.userId, now, deps.siteUrl());
     return { ...member, inviteUrl, name: await accountName(tx, m.account) };
   });
-  const { mailed } = await deliverInvitation(deps, added.email, added.inviteUrl, added.name);
+  const delivery = await deliverInvitation(deps, added.email, added.inviteUrl, added.name);
   return {
     account_id: added.account_id,
     email: added.email,
     role: added.role,
     invite_url: added.inviteUrl,
-    mailed,
+    ...delivery,
   };
 }
 
@@ -100,8 +107,8 @@ export async function reinviteMember(
     const inviteUrl = await invitationFor(tx, member.userId, now, deps.siteUrl());
     return { email: normalizeEmail(i.email), inviteUrl, name: await accountName(tx, i.account) };
   });
-  const { mailed } = await deliverInvitation(deps, issued.email, issued.inviteUrl, issued.name);
-  return { account_id: i.account, email: issued.email, invite_url: issued.inviteUrl, mailed };
+  const delivery = await deliverInvitation(deps, issued.email, issued.inviteUrl, issued.name);
+  return { account_id: i.account, email: issued.email, invite_url: issued.inviteUrl, ...delivery };
 }
 
 async function memberByEmail(tx: Sql, accountId: string, email: string) {

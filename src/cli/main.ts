@@ -90,12 +90,17 @@ function print(result: unknown, json: boolean, human: (r: never) => string) {
 interface Invitation {
   invite_url?: string;
   mailed?: boolean;
+  mail_error?: string;
 }
 
 /** The one-time link line of a command that invites someone. */
 function invitationLine(i: Invitation, email: string | undefined): string {
   if (!i.invite_url) return "";
-  const sent = i.mailed ? ` (also mailed to ${email})` : "";
+  const sent = i.mailed
+    ? ` (also mailed to ${email})`
+    : i.mail_error
+      ? ` (mailing it failed: ${i.mail_error})`
+      : "";
   return `\n  one-time link for ${email} to choose a password (valid 7 days)${sent}:\n  ${i.invite_url}`;
 }
 

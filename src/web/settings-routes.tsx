@@ -239,6 +239,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: WebDeps): voi
         email: invited.email,
         url: invited.invite_url,
         mailed: invited.mailed,
+        mailError: invited.mail_error,
       };
     }),
   );

@@ -155,12 +155,13 @@ export function registerSignInRoutes(app: FastifyInstance, deps: WebDeps): void 
         429,
       );
     }
-    // The same answer whether or not the email is known: the page reveals nobody's address.
+    // The same answer, in the same time, whether or not the email is known: the mail leaves after
+    // the page has answered, and nothing on the page depends on it.
     const user = await userByEmail(deps.db, email);
     if (user) {
       const token = await deps.db.admin(null, (tx) => issueLink(tx, user.id, "reset", deps.clock()));
       const url = setPasswordUrl(deps.siteUrl(), token);
-      await deps.mailer.send(linkMail(user.email, url, "reset")).catch((err: unknown) => {
+      void deps.mailer.send(linkMail(user.email, url, "reset")).catch((err: unknown) => {
         request.log.error({ err }, "reset mail failed");
       });
     }

@@ -169,7 +169,14 @@ describe(`the CLI while ascribe serve runs (${backend} database)`, SUITE_TIMEOUT
         "boss@acme.test",
         "--json",
       ]);
-      assert.deepEqual(Object.keys(account).sort(), ["client_key", "id", "name", "plan"]);
+      assert.deepEqual(Object.keys(account).sort(), [
+        "client_key",
+        "id",
+        "invite_url",
+        "mailed",
+        "name",
+        "plan",
+      ]);
       assert.match(account.id, /^[0-9a-f-]{36}$/);
       assert.equal(account.name, "Acme");
       assert.equal(account.plan, "pro");
@@ -210,7 +217,14 @@ describe(`the CLI while ascribe serve runs (${backend} database)`, SUITE_TIMEOUT
         "member",
         "--json",
       ]);
-      assert.deepEqual(m, { account_id: accountId(), email: "rep@acme.test", role: "member" });
+      const { invite_url, ...membership } = m as typeof m & { invite_url: string };
+      assert.deepEqual(membership, {
+        account_id: accountId(),
+        email: "rep@acme.test",
+        role: "member",
+        mailed: false,
+      });
+      assert.match(invite_url, /\/set-password\/[A-Za-z0-9_-]{43}$/);
     });
 
     test("a member may not create keys", TIMEOUT, async () => {

@@ -5,6 +5,7 @@ import type { LightMyRequestResponse } from "fastify";
 import { SMTPServer } from "smtp-server";
 import { inviteMember } from "../../src/admin/members.ts";
 import { createSmtpMailer, type Mailer, printOnlyMailer } from "../../src/people/mailer.ts";
+import { linkHolder } from "../../src/people/one-time-links.ts";
 import {
   createTestApp,
   openTestDatabase,
@@ -90,6 +91,15 @@ after(async () => {
 
 const mailsTo = (email: string) => smtp.mails.filter((m) => m.to.includes(email));
 
+/** The mails to `email` once at least one has arrived (at most 5 s). */
+async function arrived(email: string): Promise<ReceivedMail[]> {
+  for (const deadline = Date.now() + 5_000; Date.now() < deadline; ) {
+    if (mailsTo(email).length > 0) return mailsTo(email);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return mailsTo(email);
+}
+
 describe("invitations by SMTP", () => {
   test("inviting a member mails them the one-time link it returns", async () => {
     const account = await seedAccount(db, { name: "Mailed Account" });
@@ -108,6 +118,20 @@ describe("invitations by SMTP", () => {
     assert.match(mail?.headers ?? "", /^From: Ascribe <no-reply@example\.com>$/m);
     assert.match(mail?.headers ?? "", /^Subject: You are invited to Mailed Account$/m);
     assert.ok(mail?.text.includes(`\n${invited.invite_url}\n`), mail?.text);
+  });
+
+  test("a mail server that refuses leaves the invitation made, its link returned and the failure named", async () => {
+    const account = await seedAccount(db);
+    const email = `unmailed.${account.accountId.slice(0, 8)}@example.com`;
+    // Port 1 on loopback: nothing listens there, the connection is refused at once.
+    const down = createSmtpMailer("smtp://127.0.0.1:1", "Ascribe <no-reply@example.com>");
+    const invited = await inviteMember(
+      { db, mailer: down, siteUrl: () => TEST_SITE_URL },
+      { account: account.accountId, email, role: "member" },
+    );
+    assert.equal(invited.mailed, false);
+    assert.match(invited.mail_error ?? "", /ECONNREFUSED/);
+    assert.ok(await linkHolder(db, invited.invite_url.split("/").pop() ?? "", new Date()));
   });
 
   test("without SMTP nothing is sent: the link is only returned", async () => {
@@ -166,7 +190,8 @@ describe("forgot password, with SMTP", () => {
 
     const sent = await postForm("/forgot-password", form.cookie, { _csrf: form.csrf, email: account.owner });
     assert.equal(sent.statusCode, 200);
-    const mails = mailsTo(account.owner);
+    // The mail leaves after the page answered (the answer's time says nothing about the email).
+    const mails = await arrived(account.owner);
     assert.equal(mails.length, 1);
     assert.match(mails[0]?.headers ?? "", /^Subject: Reset your Ascribe password$/m);
     const link = /http:\/\/localhost:3000(\/set-password\/[A-Za-z0-9_-]{43})\n/.exec(
@@ -192,6 +217,7 @@ describe("forgot password, with SMTP", () => {
     const form = await openForm("/forgot-password");
     const known = await postForm("/forgot-password", form.cookie, { _csrf: form.csrf, email: account.owner });
     const unknownEmail = `nobody.${account.accountId.slice(0, 8)}@example.com`;
+    assert.equal((await arrived(account.owner)).length, 1);
     const before = smtp.mails.length;
     const unknown = await postForm("/forgot-password", form.cookie, {
       _csrf: form.csrf,
@@ -202,6 +228,8 @@ describe("forgot password, with SMTP", () => {
       pageText(unknown.body).replace(unknownEmail, "EMAIL"),
       pageText(known.body).replace(account.owner, "EMAIL"),
     );
+    // Time for a mail that should not leave to arrive anyway.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(smtp.mails.length, before);
     assert.equal(mailsTo(unknownEmail).length, 0);
   });

@@ -9,6 +9,7 @@ export interface InvitedFlash {
   email: string;
   url: string;
   mailed: boolean;
+  mailError?: string;
 }
 
 export interface MemberRow {
@@ -34,7 +35,9 @@ export function MembersView(props: {
       {props.invited && (
         <Notice kind="ok">
           <p>
-            {props.invited.email} is invited{props.invited.mailed ? " and was mailed this link" : ""}. Their
+            {props.invited.email} is invited
+            {props.invited.mailed ? " and was mailed this link" : ""}
+            {props.invited.mailError ? ` (mailing it failed: ${props.invited.mailError})` : ""}. Their
             one-time link (valid 7 days) to choose a password:
           </p>
           <p class="secret">
