@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Membership, SignedIn } from "../people/sessions.ts";
-import { sendPage, signInPage } from "./sign-in-routes.tsx";
+import { sendPage } from "./send-page.tsx";
+import { signInPage } from "./sign-in-routes.tsx";
 import { MessageView } from "./views/auth-views.tsx";
 
 export interface Viewer {

@@ -9,7 +9,7 @@ import { type ReportWindow, reportWindow, windowQuery } from "../reports/window.
 import type { Tenant } from "../routes/route-def.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { type Viewer, viewerOr } from "./page-guard.tsx";
-import { sendPage } from "./sign-in-routes.tsx";
+import { sendPage } from "./send-page.tsx";
 import { AppPage, Notice } from "./views/layout.tsx";
 import { DataTable, DateRange, type Formats, type TableSpec, withQuery } from "./views/report-parts.tsx";
 import type { WebDeps } from "./web-deps.ts";

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { VNode } from "preact";
 import { linkMail } from "../people/mailer.ts";
 import { issueLink, linkHolder, redeemLink, setPasswordUrl, userByEmail } from "../people/one-time-links.ts";
 import { hashPassword, passwordProblem, spendDecoy, verifyPassword } from "../people/password.ts";
@@ -11,8 +10,8 @@ import {
   startSession,
   switchAccount,
 } from "../people/sessions.ts";
+import { sendPage } from "./send-page.tsx";
 import { ForgotView, MessageView, SetPasswordView, SignInView } from "./views/auth-views.tsx";
-import { documentHtml } from "./views/layout.tsx";
 import type { WebDeps } from "./web-deps.ts";
 import {
   clearSessionCookie,
@@ -30,10 +29,6 @@ export const SIGN_IN_LIMIT_PER_EMAIL = 5;
 /** Reset mails asked for from one address in the same window. */
 const RESET_LIMIT_PER_IP = 5;
 
-export function sendPage(reply: FastifyReply, page: VNode, status = 200) {
-  return reply.status(status).type("text/html; charset=utf-8").send(documentHtml(page));
-}
-
 function refused(reply: FastifyReply) {
   return sendPage(
     reply,
@@ -43,19 +38,6 @@ function refused(reply: FastifyReply) {
       link={{ href: "/", label: "Back to Ascribe" }}
     />,
     403,
-  );
-}
-
-/** A failure of ours: the detail is in the log, never on the page. */
-export function serverErrorPage(reply: FastifyReply) {
-  return sendPage(
-    reply,
-    <MessageView
-      title="Something went wrong"
-      message="The page could not be shown. Try again in a moment; if it persists, the server's log says why."
-      link={{ href: "/", label: "Back to Ascribe" }}
-    />,
-    500,
   );
 }
 

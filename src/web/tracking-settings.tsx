@@ -10,8 +10,8 @@ import { parametersOfUrl } from "../tracking/test-utm-route.ts";
 import { tlsAskAnswer } from "../tracking/tls-ask-route.ts";
 import { gradeUtmSetup } from "../tracking/utm-grade.ts";
 import { type Viewer, viewerOr } from "./page-guard.tsx";
-import { postedBy, problemOf } from "./settings-routes.tsx";
-import { sendPage } from "./sign-in-routes.tsx";
+import { postedBy, problemOf } from "./posted-form.tsx";
+import { sendPage } from "./send-page.tsx";
 import {
   type GraderState,
   type HostAddedFlash,

@@ -1,10 +1,12 @@
 import cookie from "@fastify/cookie";
 import type { FastifyInstance } from "fastify";
+import { registerApiKeysRoutes } from "./api-keys-routes.tsx";
 import { registerAssets } from "./assets.ts";
 import { reportPages } from "./pages/index.ts";
 import { registerReportPage } from "./report-page.tsx";
+import { serverErrorPage } from "./send-page.tsx";
 import { registerSettingsRoutes } from "./settings-routes.tsx";
-import { registerSignInRoutes, serverErrorPage } from "./sign-in-routes.tsx";
+import { registerSignInRoutes } from "./sign-in-routes.tsx";
 import { registerTrackingSettings } from "./tracking-settings.tsx";
 import type { WebDeps } from "./web-deps.ts";
 import { loadWebState } from "./web-request.ts";
@@ -51,6 +53,7 @@ export async function registerWebApp(app: FastifyInstance, deps: WebDeps): Promi
     });
     registerAssets(web);
     registerSignInRoutes(web, deps);
+    registerApiKeysRoutes(web, deps);
     registerSettingsRoutes(web, deps);
     registerTrackingSettings(web, deps);
     for (const page of reportPages) registerReportPage(web, deps, page);
