@@ -1,6 +1,6 @@
-import { and, asc, eq, sql } from "drizzle-orm";
-import type { Database } from "../db/client.ts";
-import { accounts, members, users, webSessions } from "../db/schema.ts";
+import { and, eq, sql } from "drizzle-orm";
+import { type Database, rows } from "../db/client.ts";
+import { members, webSessions } from "../db/schema.ts";
 import type { Role } from "./person.ts";
 import { isWellFormedToken, newSecretToken, tokenHash } from "./secret-token.ts";
 
@@ -51,40 +51,42 @@ export async function findSession(db: Database, token: string, now: Date): Promi
   if (!isWellFormedToken(token)) return null;
   const hash = tokenHash(token);
   return db.sessionLookup(hash, async (tx) => {
-    const [session] = await tx
-      .select({
-        userId: webSessions.userId,
-        email: users.email,
-        csrfToken: webSessions.csrfToken,
-        currentAccount: webSessions.currentAccount,
-        createdAt: webSessions.createdAt,
-        lastSeenAt: webSessions.lastSeenAt,
-      })
-      .from(webSessions)
-      .innerJoin(users, eq(users.id, webSessions.userId))
-      .where(eq(webSessions.idHash, hash));
+    // One statement for the session, its user and their memberships: a page's fixed cost.
+    const [session] = await rows<{
+      userId: string;
+      email: string;
+      csrfToken: string;
+      currentAccount: string | null;
+      createdMs: number;
+      lastSeenMs: number;
+      memberships: Membership[];
+    }>(
+      tx,
+      sql`
+        select s.user_id as "userId", u.email, s.csrf_token as "csrfToken",
+          s.current_account as "currentAccount",
+          extract(epoch from s.created_at)::float8 * 1000 as "createdMs",
+          extract(epoch from s.last_seen_at)::float8 * 1000 as "lastSeenMs",
+          coalesce(
+            (select json_agg(json_build_object(
+                'accountId', a.id, 'name', a.name, 'role', m.role, 'plan', a.plan,
+                'timezone', a.timezone, 'currency', a.currency) order by a.name, a.id)
+             from members m join accounts a on a.id = m.account_id
+             where m.user_id = s.user_id),
+            '[]'::json) as memberships
+        from web_sessions s join users u on u.id = s.user_id
+        where s.id_hash = ${hash}`,
+    );
     if (!session) return null;
-    const idle = now.getTime() - new Date(session.lastSeenAt).getTime();
-    const age = now.getTime() - new Date(session.createdAt).getTime();
+    const idle = now.getTime() - session.lastSeenMs;
+    const age = now.getTime() - session.createdMs;
     if (idle > SESSION_IDLE_MS || age > SESSION_ABSOLUTE_MS) {
       await tx.delete(webSessions).where(eq(webSessions.idHash, hash));
       return null;
     }
     if (idle > TOUCH_EVERY_MS)
       await tx.update(webSessions).set({ lastSeenAt: now }).where(eq(webSessions.idHash, hash));
-    const memberships = await tx
-      .select({
-        accountId: accounts.id,
-        name: accounts.name,
-        role: members.role,
-        plan: accounts.plan,
-        timezone: accounts.timezone,
-        currency: accounts.currency,
-      })
-      .from(members)
-      .innerJoin(accounts, eq(accounts.id, members.accountId))
-      .where(eq(members.userId, session.userId))
-      .orderBy(asc(accounts.name), asc(accounts.id));
+    const { memberships } = session;
     const account = memberships.find((m) => m.accountId === session.currentAccount) ?? memberships[0] ?? null;
     return {
       userId: session.userId,

@@ -39,18 +39,23 @@ export function viewerOr(request: FastifyRequest, reply: FastifyReply): Viewer |
   return { signedIn, account: signedIn.account };
 }
 
-/** A date-time in the account's timezone, to the minute, or a dash. */
+const minuteFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** A date-time in the account's timezone, to the minute, or a dash (formats kept per timezone). */
 export function formatTime(iso: string | null, timezone: string): string {
   if (!iso) return "—";
-  return new Intl.DateTimeFormat("en-CA", {
-    timeZone: timezone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    hourCycle: "h23",
-  })
-    .format(new Date(iso))
-    .replace(",", "");
+  let format = minuteFormats.get(timezone);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-CA", {
+      timeZone: timezone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      hourCycle: "h23",
+    });
+    minuteFormats.set(timezone, format);
+  }
+  return format.format(new Date(iso)).replace(",", "");
 }

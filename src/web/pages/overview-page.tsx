@@ -61,13 +61,12 @@ export const overviewPage = defineReportPage({
     const id = tenant.accountId;
     const period = monthStart(now, tenant.timezone);
     const monthToDate = reportWindow({ from: period }, tenant, now);
-    const [kpis, daily, breakdown, goals, month] = await Promise.all([
-      dashboardKpis(tx, id, { window }),
-      dashboardDaily(tx, id, { window }),
-      dashboardBreakdown(tx, id, { window, dim: query.dim }),
-      monthGoals(tx, id, { period }),
-      dashboardKpis(tx, id, { window: monthToDate }),
-    ]);
+    // One after the other: a transaction's statements run one at a time on its connection anyway.
+    const kpis = await dashboardKpis(tx, id, { window });
+    const daily = await dashboardDaily(tx, id, { window });
+    const breakdown = await dashboardBreakdown(tx, id, { window, dim: query.dim });
+    const goals = await monthGoals(tx, id, { period });
+    const month = await dashboardKpis(tx, id, { window: monthToDate });
     return { kpis, daily, breakdown, goals, month, period };
   },
   tables: (data, query) => ({
