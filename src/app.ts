@@ -26,6 +26,7 @@ import { type CollectServices, collectServicesFor } from "./ingest/collect-servi
 import { registerWebhookRoutes } from "./ingest/webhook-route.ts";
 import { registerMcpRoute } from "./mcp/mcp-route.ts";
 import { type Mailer, printOnlyMailer } from "./people/mailer.ts";
+import { type SessionStore, sessionStoreFor } from "./people/session-store.ts";
 import { API_PREFIX, type RouteDef } from "./routes/route-def.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
 import { registerTestUtmRoute } from "./tracking/test-utm-route.ts";
@@ -50,6 +51,8 @@ export interface AppDeps {
   clock?: () => Date;
   /** Invitations and password resets (the application's "forgot password"); none: links only printed. */
   mailer?: Mailer;
+  /** The application's sessions; by default cached on the embedded database only (sessionStoreFor). */
+  sessions?: SessionStore;
   /** `/api/collect`'s limits, account lookup and writer; the production ones for any part not given. */
   collect?: Partial<CollectServices>;
 }
@@ -192,6 +195,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     secrets: deps.secrets,
     counters: deps.counters,
     mailer: deps.mailer ?? printOnlyMailer,
+    sessions: deps.sessions ?? sessionStoreFor(deps.db),
     files: deps.files,
     siteUrl: deps.siteUrl,
     clock,

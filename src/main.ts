@@ -15,6 +15,7 @@ import { createAuditWriter } from "./http/audit.ts";
 import { type CounterStore, createMemoryCounterStore, createRedisCounterStore } from "./http/rate-limiter.ts";
 import { collectServicesFor } from "./ingest/collect-services.ts";
 import { createSmtpMailer, type Mailer, printOnlyMailer } from "./people/mailer.ts";
+import { sessionStoreFor } from "./people/session-store.ts";
 import { routes } from "./routes/index.ts";
 import { API_PREFIX } from "./routes/route-def.ts";
 import type { AdNetwork } from "./rules/ad-network.ts";
@@ -147,6 +148,7 @@ export async function startService(config: Config, logger: Logger = pino({ level
       files,
       siteUrl: () => siteUrl,
       mailer,
+      sessions: sessionStoreFor(db),
       // Beacons: the production limits, account cache and group-commit writer for this database.
       collect: collectServicesFor(db),
     });

@@ -21,6 +21,8 @@ export interface Membership {
 
 export interface SignedIn {
   userId: string;
+  /** When the session began (epoch ms): it ends SESSION_ABSOLUTE_MS later. */
+  createdAt: number;
   email: string;
   csrfToken: string;
   /** The account the pages show: the session's choice, else the first by name; null without any. */
@@ -90,6 +92,7 @@ export async function findSession(db: Database, token: string, now: Date): Promi
     const account = memberships.find((m) => m.accountId === session.currentAccount) ?? memberships[0] ?? null;
     return {
       userId: session.userId,
+      createdAt: session.createdMs,
       email: session.email,
       csrfToken: session.csrfToken,
       account,

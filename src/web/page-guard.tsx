@@ -21,8 +21,7 @@ export function viewerOr(request: FastifyRequest, reply: FastifyReply): Viewer |
       void signInPage(request, reply);
       return null;
     }
-    const next = request.url === "/" ? "" : `?next=${encodeURIComponent(request.url)}`;
-    void reply.redirect(`/sign-in${next}`, 303);
+    void reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`, 303);
     return null;
   }
   if (!signedIn.account) {

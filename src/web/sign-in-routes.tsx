@@ -3,13 +3,7 @@ import { linkMail } from "../people/mailer.ts";
 import { issueLink, linkHolder, redeemLink, setPasswordUrl, userByEmail } from "../people/one-time-links.ts";
 import { hashPassword, passwordProblem, spendDecoy, verifyPassword } from "../people/password.ts";
 import { normalizeEmail } from "../people/person.ts";
-import {
-  endAllSessions,
-  endSession,
-  SESSION_ABSOLUTE_MS,
-  startSession,
-  switchAccount,
-} from "../people/sessions.ts";
+import { endAllSessions, SESSION_ABSOLUTE_MS, startSession } from "../people/sessions.ts";
 import { sendPage } from "./send-page.tsx";
 import { ForgotView, MessageView, SetPasswordView, SignInView } from "./views/auth-views.tsx";
 import type { WebDeps } from "./web-deps.ts";
@@ -108,7 +102,7 @@ export function registerSignInRoutes(app: FastifyInstance, deps: WebDeps): void 
     if (!form || !passesCsrf(request, form)) return refused(reply);
     const everywhere = form.get("everywhere") === "1";
     if (request.web.signedIn && everywhere) await endAllSessions(deps.db, request.web.signedIn.userId);
-    else if (request.web.token) await endSession(deps.db, request.web.token);
+    else if (request.web.token) await deps.sessions.end(request.web.token);
     clearSessionCookie(reply, request.web);
     return reply.redirect("/sign-in?done=signed-out", 303);
   });
@@ -116,7 +110,7 @@ export function registerSignInRoutes(app: FastifyInstance, deps: WebDeps): void 
   app.post("/switch-account", async (request, reply) => {
     const form = formOf(request);
     if (!form || !passesCsrf(request, form) || !request.web.token) return refused(reply);
-    await switchAccount(deps.db, request.web.token, form.get("account") ?? "");
+    await deps.sessions.switchAccount(request.web.token, form.get("account") ?? "");
     return reply.redirect("/", 303);
   });
 

@@ -2,8 +2,8 @@ import { timingSafeEqual } from "node:crypto";
 import type {} from "@fastify/cookie";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { SecretBox } from "../crypto/secret-box.ts";
-import { newSecretToken } from "../people/secret-token.ts";
-import { findSession, type SignedIn } from "../people/sessions.ts";
+import { isWellFormedToken, newSecretToken } from "../people/secret-token.ts";
+import type { SignedIn } from "../people/sessions.ts";
 import type { WebDeps } from "./web-deps.ts";
 
 /**
@@ -50,7 +50,7 @@ export async function loadWebState(deps: WebDeps, request: FastifyRequest): Prom
   const secure = isSecureSite(deps.siteUrl());
   const cookies = cookieNames(secure);
   const token = request.cookies[cookies.session] ?? null;
-  const signedIn = token ? await findSession(deps.db, token, deps.clock()) : null;
+  const signedIn = token ? await deps.sessions.find(token, deps.clock()) : null;
   request.web = { token, signedIn, cookies, secure };
 }
 
@@ -75,7 +75,7 @@ export function clearSessionCookie(reply: FastifyReply, state: WebState) {
 /** The signed-out forms' CSRF token: the cookie's, or a new one set now. */
 export function preSessionToken(request: FastifyRequest, reply: FastifyReply): string {
   const existing = request.cookies[request.web.cookies.preSession];
-  if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+  if (existing && isWellFormedToken(existing)) return existing;
   const token = newSecretToken();
   reply.setCookie(request.web.cookies.preSession, token, cookieOptions(request.web));
   return token;

@@ -250,6 +250,21 @@ describe("Settings → members", () => {
     );
   });
 
+  test("a removed member's very next page no longer shows the account; a demoted admin loses the forms", async () => {
+    const account = await seedAccount(env.db);
+    const admin = `leaving.${account.accountId.slice(0, 8)}@example.com`;
+    await withMember(account.accountId, admin, "admin");
+    const asAdmin = await signedIn(env.app, env.db, admin);
+    assert.match((await asAdmin.get("/settings/members")).body, /Invite someone/);
+    const owner = await signedIn(env.app, env.db, account.owner);
+    await owner.post("/settings/members/role", { email: admin, role: "member", current: "admin" });
+    assert.doesNotMatch((await asAdmin.get("/settings/members")).body, /Invite someone/);
+    await owner.post("/settings/members/remove", { email: admin });
+    const after = await asAdmin.get("/settings/api-keys");
+    assert.equal(after.statusCode, 403);
+    assert.match(after.body, /no longer belong to any account/);
+  });
+
   test("an administrator cannot make owners, and a member cannot invite", async () => {
     const account = await seedAccount(env.db);
     const admin = `admin.${account.accountId.slice(0, 8)}@example.com`;
