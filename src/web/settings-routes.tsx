@@ -13,7 +13,9 @@ import { setFlash, takeFlash } from "./web-request.ts";
 
 /** Settings → members and account (the keys have their own file, api-keys-routes.tsx). */
 export function registerSettingsRoutes(app: FastifyInstance, deps: WebDeps): void {
-  app.get("/settings", async (_request, reply) => reply.redirect("/settings/api-keys", 303));
+  app.get("/settings", async (request, reply) =>
+    viewerOr(request, reply) ? reply.redirect("/settings/api-keys", 303) : reply,
+  );
 
   // Members: everyone sees them; owners and administrators invite, change roles and remove.
   const membersPage = async (

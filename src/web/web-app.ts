@@ -11,6 +11,17 @@ import { registerTrackingSettings } from "./tracking-settings.tsx";
 import type { WebDeps } from "./web-deps.ts";
 import { loadWebState } from "./web-request.ts";
 
+export interface WebRoute {
+  method: string;
+  url: string;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    webRoutes: readonly WebRoute[];
+  }
+}
+
 /**
  * What the pages allow: everything from this origin only, no inline script, no framing, forms
  * posted here only. The chart's data sits in a JSON script block, which is not executed.
@@ -33,7 +44,14 @@ const CONTENT_SECURITY_POLICY = [
  * its own so its cookies, headers and HTML errors never touch the API's routes.
  */
 export async function registerWebApp(app: FastifyInstance, deps: WebDeps): Promise<void> {
+  // The application's routes as registered, for the page security suite to walk every one of them.
+  const routes: WebRoute[] = [];
+  app.decorate("webRoutes", routes);
   await app.register(async (web) => {
+    web.addHook("onRoute", (route) => {
+      for (const method of [route.method].flat())
+        if (method !== "HEAD") routes.push({ method, url: route.url });
+    });
     await web.register(cookie);
     web.decorateRequest("web");
     web.addHook("onRequest", async (request) => {
