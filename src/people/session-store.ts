@@ -1,13 +1,6 @@
 import type { Database } from "../db/client.ts";
 import { tokenHash } from "./secret-token.ts";
-import {
-  endSession,
-  findSession,
-  SESSION_ABSOLUTE_MS,
-  SESSION_IDLE_MS,
-  type SignedIn,
-  switchAccount,
-} from "./sessions.ts";
+import { endSession, findSession, SESSION_ABSOLUTE_MS, type SignedIn, switchAccount } from "./sessions.ts";
 
 /** How pages find the person behind a session cookie, and the session changes made through it. */
 export interface SessionStore {
@@ -36,10 +29,7 @@ const RECHECK_MS = 60_000;
  * every request from the kept times; after a minute the session is read (and touched) again.
  */
 export function createCachedSessionStore(db: Database, maxEntries = 10_000): SessionStore {
-  const entries = new Map<
-    string,
-    { signedIn: SignedIn; generation: number; readAt: number; createdAt: number }
-  >();
+  const entries = new Map<string, { signedIn: SignedIn; generation: number; readAt: number }>();
   return {
     async find(token, now) {
       const hash = tokenHash(token);
@@ -49,9 +39,9 @@ export function createCachedSessionStore(db: Database, maxEntries = 10_000): Ses
       if (
         cached &&
         cached.generation === generation &&
+        // Within a minute of the read the idle limit (7 days) cannot pass; the absolute one can.
         at - cached.readAt < RECHECK_MS &&
-        at - cached.readAt <= SESSION_IDLE_MS &&
-        at - cached.createdAt <= SESSION_ABSOLUTE_MS
+        at - cached.signedIn.createdAt <= SESSION_ABSOLUTE_MS
       )
         return cached.signedIn;
       entries.delete(hash);
@@ -61,7 +51,7 @@ export function createCachedSessionStore(db: Database, maxEntries = 10_000): Ses
           const oldest = entries.keys().next();
           if (!oldest.done) entries.delete(oldest.value);
         }
-        entries.set(hash, { signedIn, generation, readAt: at, createdAt: signedIn.createdAt });
+        entries.set(hash, { signedIn, generation, readAt: at });
       }
       return signedIn;
     },
