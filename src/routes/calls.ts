@@ -1,10 +1,9 @@
 import { z } from "zod";
 import { ApiError } from "../http/errors.ts";
-import { callFiles } from "../queries/call-files.ts";
 import { callTranscript } from "../queries/call-transcript.ts";
 import { callsPage } from "../queries/calls-list.ts";
+import { recordingLocator } from "../reports/recording.ts";
 import { limitParam, offsetParam, optionalWindow, queryParamDocs, windowQuery } from "../reports/window.ts";
-import { mediaTypeOf, SIGNED_URL_TTL_SECONDS } from "../storage/object-store.ts";
 import { defineRoute } from "./route-def.ts";
 import { instant, text } from "./shapes.ts";
 
@@ -99,24 +98,14 @@ export const callsRoutes = [
     description:
       "A playable link to a call's recording (id = the call's artifact_id): signed audio (and video) URLs valid one hour, which audio players can seek in; the API never returns the file itself. id missing or not positive → 400 invalid_id; a call that is not the account's → 403 forbidden; no file → 404 no_recording_available.",
     handler: async ({ tx, tenant, input, now, files }) => {
-      const call = await callFiles(tx, tenant.accountId, { artifactId: input.id });
-      if (call === null) throw new ApiError("forbidden");
-      const { account_id: accountId, audio_path: audio, video_path: video } = call;
-      if (audio === null || !(await files.exists(accountId, audio))) {
-        throw new ApiError("no_recording_available");
-      }
-      const hasVideo = video !== null && (await files.exists(accountId, video));
-      const contentType = call.audio_content_type ?? mediaTypeOf(audio, "audio/mpeg");
-      const sign = (path: string, type: string) =>
-        files.signedUrl(accountId, path, { contentType: type, expiresIn: SIGNED_URL_TTL_SECONDS, now });
-      return {
-        artifact_id: call.artifact_id,
-        content_type: contentType,
-        expires_in: SIGNED_URL_TTL_SECONDS,
-        audio_url: await sign(audio, contentType),
-        video_url: hasVideo && video !== null ? await sign(video, mediaTypeOf(video, "video/mp4")) : null,
-        has_video: hasVideo,
-      };
+      const found = await recordingLocator(tx, files, {
+        accountId: tenant.accountId,
+        artifactId: input.id,
+        now,
+      });
+      if (found === "no_call") throw new ApiError("forbidden");
+      if (found === "no_file") throw new ApiError("no_recording_available");
+      return found;
     },
   }),
 ];

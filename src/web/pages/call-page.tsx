@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { callById } from "../../queries/call-by-id.ts";
-import { callFiles } from "../../queries/call-files.ts";
 import { callTranscript } from "../../queries/call-transcript.ts";
-import { mediaTypeOf, SIGNED_URL_TTL_SECONDS } from "../../storage/object-store.ts";
+import { recordingLocator } from "../../reports/recording.ts";
 import { formatTime } from "../page-guard.tsx";
 import { defineReportPage, PageNotFound, type ReportContext } from "../report-page.tsx";
 import type { Column } from "../views/report-parts.tsx";
@@ -25,22 +24,14 @@ const SEGMENT_COLUMNS: readonly Column[] = [
   { key: "confidence", label: "Confidence", kind: "rate" },
 ];
 
-/**
- * The recording's audio as GET /calls/recording hands it out: a signed link to a file that is
- * stored, the same content type and lifetime; null when there is nothing to play.
- */
+/** The recording's audio as GET /calls/recording hands it out; null when there is nothing to play. */
 async function audioOf(ctx: ReportContext<{ id: number }>) {
-  const call = await callFiles(ctx.tx, ctx.tenant.accountId, { artifactId: ctx.query.id });
-  if (call === null || call.audio_path === null) return null;
-  const { account_id: accountId, audio_path: audio } = call;
-  if (!(await ctx.files.exists(accountId, audio))) return null;
-  const contentType = call.audio_content_type ?? mediaTypeOf(audio, "audio/mpeg");
-  const url = await ctx.files.signedUrl(accountId, audio, {
-    contentType,
-    expiresIn: SIGNED_URL_TTL_SECONDS,
+  const found = await recordingLocator(ctx.tx, ctx.files, {
+    accountId: ctx.tenant.accountId,
+    artifactId: ctx.query.id,
     now: ctx.now,
   });
-  return { url, contentType };
+  return typeof found === "string" ? null : { url: found.audio_url, contentType: found.content_type };
 }
 
 /** `/calls/view?id=`: one call's analysis, its recording and its transcript. */
