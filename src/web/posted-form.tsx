@@ -4,7 +4,7 @@ import { ApiError } from "../http/errors.ts";
 import { validationMessage } from "../http/pipeline.ts";
 import { isManager } from "../people/person.ts";
 import { type Viewer, viewerOr } from "./page-guard.tsx";
-import { sendPage } from "./send-page.tsx";
+import { formRefusedPage, sendPage } from "./send-page.tsx";
 import { MessageView } from "./views/auth-views.tsx";
 import { formOf, passesCsrf } from "./web-request.ts";
 
@@ -27,14 +27,7 @@ export function postedBy(
   // The token first: a cross-site post (which carries no session cookie) is a 403, not a sign-in.
   const form = formOf(request);
   if (!form || !passesCsrf(request, form)) {
-    void sendPage(
-      reply,
-      <MessageView
-        title="Form expired"
-        message="This form was not sent from this site's own page. Open the page again and retry."
-      />,
-      403,
-    );
+    void formRefusedPage(reply);
     return null;
   }
   const viewer = viewerOr(request, reply);

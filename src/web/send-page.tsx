@@ -20,3 +20,16 @@ export function serverErrorPage(reply: FastifyReply) {
     500,
   );
 }
+
+/** A state-changing form without its CSRF token (or sent cross-site): refused, nothing changed. */
+export function formRefusedPage(reply: FastifyReply) {
+  return sendPage(
+    reply,
+    <MessageView
+      title="Form expired"
+      message="This form was not sent from this site's own page, or it is too old. Open the page again and retry."
+      link={{ href: "/", label: "Back to Ascribe" }}
+    />,
+    403,
+  );
+}

@@ -4,7 +4,7 @@ import { issueLink, linkHolder, redeemLink, setPasswordUrl, userByEmail } from "
 import { hashPassword, passwordProblem, spendDecoy, verifyPassword } from "../people/password.ts";
 import { normalizeEmail } from "../people/person.ts";
 import { endAllSessions, SESSION_ABSOLUTE_MS, startSession } from "../people/sessions.ts";
-import { sendPage } from "./send-page.tsx";
+import { formRefusedPage, sendPage } from "./send-page.tsx";
 import { ForgotView, MessageView, SetPasswordView, SignInView } from "./views/auth-views.tsx";
 import type { WebDeps } from "./web-deps.ts";
 import {
@@ -22,18 +22,6 @@ export const SIGN_IN_LIMIT_PER_IP = 20;
 export const SIGN_IN_LIMIT_PER_EMAIL = 5;
 /** Reset mails asked for from one address in the same window. */
 const RESET_LIMIT_PER_IP = 5;
-
-function refused(reply: FastifyReply) {
-  return sendPage(
-    reply,
-    <MessageView
-      title="Form expired"
-      message="This form was not sent from this site's own page, or it is too old. Open the page again and retry."
-      link={{ href: "/", label: "Back to Ascribe" }}
-    />,
-    403,
-  );
-}
 
 /** The sign-in form (also what `/` shows to someone signed out). */
 export function signInPage(request: FastifyRequest, reply: FastifyReply) {
@@ -53,7 +41,7 @@ export function registerSignInRoutes(app: FastifyInstance, deps: WebDeps): void 
 
   app.post("/sign-in", async (request, reply) => {
     const form = formOf(request);
-    if (!form || !passesCsrf(request, form)) return refused(reply);
+    if (!form || !passesCsrf(request, form)) return formRefusedPage(reply);
     const email = normalizeEmail(form.get("email") ?? "");
     const password = form.get("password") ?? "";
     const next = safeNext(form.get("next"));
@@ -99,7 +87,7 @@ export function registerSignInRoutes(app: FastifyInstance, deps: WebDeps): void 
 
   app.post("/sign-out", async (request, reply) => {
     const form = formOf(request);
-    if (!form || !passesCsrf(request, form)) return refused(reply);
+    if (!form || !passesCsrf(request, form)) return formRefusedPage(reply);
     const everywhere = form.get("everywhere") === "1";
     if (request.web.signedIn && everywhere) await endAllSessions(deps.db, request.web.signedIn.userId);
     else if (request.web.token) await deps.sessions.end(request.web.token);
@@ -109,7 +97,7 @@ export function registerSignInRoutes(app: FastifyInstance, deps: WebDeps): void 
 
   app.post("/switch-account", async (request, reply) => {
     const form = formOf(request);
-    if (!form || !passesCsrf(request, form) || !request.web.token) return refused(reply);
+    if (!form || !passesCsrf(request, form) || !request.web.token) return formRefusedPage(reply);
     await deps.sessions.switchAccount(request.web.token, form.get("account") ?? "");
     return reply.redirect("/", 303);
   });
@@ -119,7 +107,7 @@ export function registerSignInRoutes(app: FastifyInstance, deps: WebDeps): void 
   );
   app.post("/forgot-password", async (request, reply) => {
     const form = formOf(request);
-    if (!form || !passesCsrf(request, form)) return refused(reply);
+    if (!form || !passesCsrf(request, form)) return formRefusedPage(reply);
     const email = normalizeEmail(form.get("email") ?? "");
     const csrf = preSessionToken(request, reply);
     if (!deps.mailer.sends) return sendPage(reply, <ForgotView csrf={csrf} mailConfigured={false} />);
@@ -170,7 +158,7 @@ export function registerSignInRoutes(app: FastifyInstance, deps: WebDeps): void 
   });
   app.post<{ Params: { token: string } }>("/set-password/:token", async (request, reply) => {
     const form = formOf(request);
-    if (!form || !passesCsrf(request, form)) return refused(reply);
+    if (!form || !passesCsrf(request, form)) return formRefusedPage(reply);
     const holder = await linkHolder(deps.db, request.params.token, deps.clock());
     if (!holder) return linkGone(reply);
     const password = form.get("password") ?? "";

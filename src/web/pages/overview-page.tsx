@@ -66,7 +66,8 @@ export const overviewPage = defineReportPage({
     const daily = await dashboardDaily(tx, id, { window });
     const breakdown = await dashboardBreakdown(tx, id, { window, dim: query.dim });
     const goals = await monthGoals(tx, id, { period });
-    const month = await dashboardKpis(tx, id, { window: monthToDate });
+    // Month-to-date figures only measure goals: without any, they are not read.
+    const month = goals.length > 0 ? await dashboardKpis(tx, id, { window: monthToDate }) : null;
     return { kpis, daily, breakdown, goals, month, period };
   },
   tables: (data, query) => ({
@@ -94,7 +95,7 @@ export const overviewPage = defineReportPage({
         { key: "progress", label: "Progress", kind: "rate" },
       ],
       rows: data.goals.map((g) => {
-        const month = data.month as unknown as Record<string, number | null>;
+        const month = (data.month ?? {}) as unknown as Record<string, number | null>;
         const actual = month[GOAL_METRICS[g.metric_key] ?? g.metric_key] ?? null;
         return {
           ...g,

@@ -1,4 +1,5 @@
-import { READ_SCOPES, SCOPE_DOCS, WRITE_SCOPES } from "../../auth/scopes.ts";
+import type { ComponentChildren } from "preact";
+import { READ_SCOPES, SCOPE_DOCS, type Scope, WRITE_SCOPES } from "../../auth/scopes.ts";
 import type { AccountKeyRow } from "../../queries/account-keys.ts";
 import { formatTime, type Viewer } from "../page-guard.tsx";
 import { Csrf, Notice, ScrollRegion } from "./layout.tsx";
@@ -23,8 +24,28 @@ function status(k: AccountKeyRow, now: Date): string {
   return "active";
 }
 
+function ScopeChecklist(props: {
+  legend: string;
+  scopes: readonly Scope[];
+  chosen: ReadonlySet<string>;
+  children?: ComponentChildren;
+}) {
+  return (
+    <fieldset>
+      <legend>{props.legend}</legend>
+      {props.children}
+      {props.scopes.map((s) => (
+        <label class="check">
+          <input type="checkbox" name="scopes" value={s} checked={props.chosen.has(s)} /> <code>{s}</code>{" "}
+          <span class="help">{SCOPE_DOCS[s]}</span>
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
 function CreateForm({ viewer, form }: { viewer: Viewer; form: KeyFormState }) {
-  const chosen = new Set(form.scopes ?? READ_SCOPES);
+  const chosen: ReadonlySet<string> = new Set(form.scopes ?? READ_SCOPES);
   return (
     <form method="post" action="/settings/api-keys" class="stack create-key">
       <h2>Create a key</h2>
@@ -39,28 +60,13 @@ function CreateForm({ viewer, form }: { viewer: Viewer; form: KeyFormState }) {
         value={form.name ?? ""}
         placeholder="Reporting script"
       />
-      <fieldset>
-        <legend>Read access</legend>
-        {READ_SCOPES.map((s) => (
-          <label class="check">
-            <input type="checkbox" name="scopes" value={s} checked={chosen.has(s)} /> <code>{s}</code>{" "}
-            <span class="help">{SCOPE_DOCS[s]}</span>
-          </label>
-        ))}
-      </fieldset>
-      <fieldset>
-        <legend>Write access</legend>
+      <ScopeChecklist legend="Read access" scopes={READ_SCOPES} chosen={chosen} />
+      <ScopeChecklist legend="Write access" scopes={WRITE_SCOPES} chosen={chosen}>
         <p class="help">
           Write scopes let the key change this account's settings, goals and ad rules. Grant one only to a
           script that must write.
         </p>
-        {WRITE_SCOPES.map((s) => (
-          <label class="check">
-            <input type="checkbox" name="scopes" value={s} checked={chosen.has(s)} /> <code>{s}</code>{" "}
-            <span class="help">{SCOPE_DOCS[s]}</span>
-          </label>
-        ))}
-      </fieldset>
+      </ScopeChecklist>
       <fieldset>
         <legend>Full access</legend>
         <label class="check">
