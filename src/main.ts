@@ -97,6 +97,7 @@ function openCounters(config: Config): CounterStore {
   return {
     hit: store.hit,
     peek: store.peek,
+    status: store.status,
     async close() {
       await store.close();
       await redis.quit().catch(() => redis.disconnect());

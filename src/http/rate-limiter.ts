@@ -12,11 +12,20 @@ export interface WindowCount {
   resetAt: number;
 }
 
+/** Where counts are kept right now, for /readyz and the log. */
+export interface CounterBackend {
+  backend: "memory" | "redis";
+  /** True while Redis is configured but unreachable and counts are kept in this process instead. */
+  degraded: boolean;
+}
+
 export interface CounterStore {
   /** Adds one to `key` in the current fixed window of `windowMs` and returns the new count. */
   hit(key: string, windowMs: number): Promise<WindowCount>;
   /** The count of `key` in the current window, without adding. */
   peek(key: string, windowMs: number): Promise<WindowCount>;
+  /** Which backend answers now. */
+  status(): CounterBackend;
   close(): Promise<void>;
 }
 
@@ -85,6 +94,7 @@ export function createMemoryCounterStore(
       const { entry, resetAt } = current(key, windowMs);
       return { count: entry?.count ?? 0, resetAt };
     },
+    status: () => ({ backend: "memory", degraded: false }),
     async close() {
       entries.clear();
     },
@@ -130,6 +140,7 @@ export function createRedisCounterStore(
       const value = await redis.get(redisKey);
       return { count: value === null ? 0 : Number(value), resetAt };
     },
+    status: () => ({ backend: "redis", degraded: false }),
     async close() {},
   };
 }
