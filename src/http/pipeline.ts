@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import { hashApiKey, isWellFormedApiKey } from "../auth/api-key.ts";
+import { displayPrefix, hashApiKey, isWellFormedApiKey } from "../auth/api-key.ts";
 import type { KeyStore } from "../auth/key-store.ts";
 import { grants, type Scope } from "../auth/scopes.ts";
 import type { Database } from "../db/client.ts";
@@ -10,11 +10,13 @@ import type { ObjectStore } from "../storage/object-store.ts";
 import type { AuditSink } from "./audit.ts";
 import { assertSingleTenant } from "./barrier.ts";
 import { ApiError } from "./errors.ts";
+import { failedAuthThrottle } from "./failed-auth.ts";
 import type { CounterStore } from "./rate-limiter.ts";
 import { redact } from "./redact.ts";
 
 export const RATE_LIMIT = 600;
-export const FAILED_AUTH_LIMIT = 20;
+export { FAILED_AUTH_LIMIT } from "./failed-auth.ts";
+
 const WINDOW_MS = 60_000;
 const RETRY_AFTER_SECONDS = 60;
 
@@ -30,6 +32,8 @@ export interface PipelineDeps {
 /** Per-request state the response hooks read (rate-limit headers). */
 export interface RequestState {
   rateLimitRemaining: number;
+  /** The valid key's 8-character display prefix, for the access log (never the key). */
+  keyPrefix?: string;
 }
 
 declare module "fastify" {
@@ -143,11 +147,8 @@ export function keyedHandler(
 ) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const ip = request.ip;
-    const failures = await deps.counters.peek(`auth-fail:${ip}`, WINDOW_MS);
-    if (failures.count > FAILED_AUTH_LIMIT) {
-      reply.header("Retry-After", String(RETRY_AFTER_SECONDS));
-      throw new ApiError("too_many_failed_attempts", { retry_after_seconds: RETRY_AFTER_SECONDS });
-    }
+    const failedAuth = failedAuthThrottle(deps.counters, ip);
+    await failedAuth.gate(reply);
 
     const now = deps.clock();
     const key = presentedKey(request.headers);
@@ -158,9 +159,9 @@ export function keyedHandler(
       record.revoked_at !== null ||
       (record.expires_at !== null && record.expires_at.getTime() <= now.getTime())
     ) {
-      await deps.counters.hit(`auth-fail:${ip}`, WINDOW_MS);
-      throw new ApiError("invalid_or_missing_api_key");
+      throw await failedAuth.fail(reply, new ApiError("invalid_or_missing_api_key"));
     }
+    if (key !== null) request.ascribe.keyPrefix = displayPrefix(key);
     // From here the request is authenticated: whatever its outcome, it is audited. The entry is
     // recorded before the answer leaves, so a stop that waits for handlers loses none.
     const deferred = options.mayHandOff?.(request) ?? false;

@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { webhookSecret } from "../admin/webhook-secret.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
+import { failedAuthThrottle } from "../http/failed-auth.ts";
 import { validationMessage } from "../http/pipeline.ts";
 import type { CounterStore } from "../http/rate-limiter.ts";
 import { accountByClientKey } from "../queries/account-by-client-key.ts";
@@ -14,8 +15,6 @@ import { SIGNATURE_HEADER, verifySignature } from "./webhook-signature.ts";
 export const WEBHOOK_EVENTS_PATH = "/api/webhook/events";
 const CLIENT_KEY = /^ck_[A-Za-z0-9_-]{16}$/;
 const MAX_EVENTS = 1000;
-const FAILURE_LIMIT = 20;
-const WINDOW_MS = 60_000;
 
 export interface WebhookDeps {
   db: Database;
@@ -33,23 +32,23 @@ const batchSchema = z.array(crmEventSchema).min(1).max(MAX_EVENTS);
  * event id).
  */
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): void {
-  const refuse = async (request: FastifyRequest, reason: string) => {
-    await deps.counters.hit(`auth-fail:${request.ip}`, WINDOW_MS);
-    throw new ApiError("invalid_signature", { reason });
+  const refuse = async (request: FastifyRequest, reply: FastifyReply, reason: string) => {
+    throw await failedAuthThrottle(deps.counters, request.ip).fail(
+      reply,
+      new ApiError("invalid_signature", { reason }),
+    );
   };
 
-  app.post(WEBHOOK_EVENTS_PATH, async (request) => {
-    const failures = await deps.counters.peek(`auth-fail:${request.ip}`, WINDOW_MS);
-    if (failures.count > FAILURE_LIMIT)
-      throw new ApiError("too_many_failed_attempts", { retry_after_seconds: 60 });
+  app.post(WEBHOOK_EVENTS_PATH, async (request, reply) => {
+    await failedAuthThrottle(deps.counters, request.ip).gate(reply);
 
     const clientKey = (request.query as Record<string, unknown>).client_key;
     if (typeof clientKey !== "string" || !CLIENT_KEY.test(clientKey))
-      return refuse(request, "unknown_client_key");
+      return refuse(request, reply, "unknown_client_key");
     const account = await deps.db.clientKeyLookup(clientKey, (tx) => accountByClientKey(tx, clientKey));
-    if (!account) return refuse(request, "unknown_client_key");
+    if (!account) return refuse(request, reply, "unknown_client_key");
     const secret = await deps.db.tenant(account.id, (tx) => webhookSecret(tx, deps.secrets, account.id));
-    if (!secret) return refuse(request, "no_webhook_secret");
+    if (!secret) return refuse(request, reply, "no_webhook_secret");
 
     const raw = typeof request.body === "string" ? request.body : "";
     const header = request.headers[SIGNATURE_HEADER];
@@ -59,7 +58,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
       typeof header === "string" ? header : undefined,
       Math.floor(deps.clock().getTime() / 1000),
     );
-    if (!verdict.ok) return refuse(request, verdict.reason);
+    if (!verdict.ok) return refuse(request, reply, verdict.reason);
 
     let body: unknown;
     try {
