@@ -1,4 +1,10 @@
 import { z } from "zod";
+import {
+  DAY_RANGE_MESSAGE,
+  dayInRange,
+  INSTANT_RANGE_MESSAGE,
+  instantInRange,
+} from "../reports/date-range.ts";
 
 export const EVENT_TYPES = [
   "lead",
@@ -19,7 +25,9 @@ const platformId = z
   .max(64)
   .nullish();
 const money = z.number().finite().min(-1e12).max(1e12).nullish();
-const datetime = z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone" });
+const datetime = z.iso
+  .datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone" })
+  .refine(instantInRange, INSTANT_RANGE_MESSAGE);
 
 /**
  * A CRM event as a CRM, form or payment tool sends it (the spec's event resource). Unknown fields
@@ -45,7 +53,7 @@ export const crmEventSchema = z.object({
   assigned_user_name: text(200),
   is_paid: z.boolean().nullish(),
   payment_status: z.enum(["paid", "pending", "failed", "refunded", "disputed"]).nullish(),
-  booking_date: z.iso.date().nullish(),
+  booking_date: z.iso.date().refine(dayInRange, DAY_RANGE_MESSAGE).nullish(),
   booking_time: z
     .string()
     .regex(/^\d{2}:\d{2}(:\d{2})?$/, "must be HH:MM")

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { INSTANT_RANGE_MESSAGE, instantInRange } from "../reports/date-range.ts";
 import { normalizeEmail } from "./identity.ts";
 
 /*
@@ -12,7 +13,9 @@ const platformId = z
   .trim()
   .max(64)
   .nullish();
-const datetime = z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone" });
+const datetime = z.iso
+  .datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone" })
+  .refine(instantInRange, INSTANT_RANGE_MESSAGE);
 const money = z.number().finite().min(-1e12).max(1e12);
 const jsonObject = z.preprocess(
   (v) => {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Tenant } from "../routes/route-def.ts";
+import { DAY_RANGE_MESSAGE, dayInRange } from "./date-range.ts";
 
 /**
  * Report parameters shared by the read routes (DESIGN §6, docs/metrics.md "Windows and paging"):
@@ -26,7 +27,8 @@ export const queryParamDocs = z.registry<Record<string, unknown>>();
 export const dateParam = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be a date YYYY-MM-DD", abort: true })
-  .refine(isCalendarDate, "is not a calendar date");
+  .refine(isCalendarDate, { message: "is not a calendar date", abort: true })
+  .refine(dayInRange, DAY_RANGE_MESSAGE);
 queryParamDocs.add(dateParam, { format: "date" });
 
 const validOrder = (q: { from?: string; to?: string }) => !(q.from && q.to && q.from > q.to);

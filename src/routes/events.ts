@@ -2,6 +2,7 @@ import { z } from "zod";
 import { EVENT_TYPES } from "../ingest/crm-event.ts";
 import { type EventsCursor, eventsPage } from "../queries/events-list.ts";
 import { eventsSummary } from "../queries/events-summary.ts";
+import { instantInRange } from "../reports/date-range.ts";
 import { limitParam, optionalWindow, reportWindow, windowQuery } from "../reports/window.ts";
 import { defineRoute } from "./route-def.ts";
 import { count, day, instant, money, text } from "./shapes.ts";
@@ -18,7 +19,7 @@ const TYPE_GROUPS: Record<(typeof EVENT_TYPES)[number], readonly string[]> = {
   sale_lost: ["sale_lost"],
 };
 
-const isoInstant = z.iso.datetime({ offset: true });
+const isoInstant = z.iso.datetime({ offset: true }).refine(instantInRange);
 
 /**
  * `cursor`: the spec's form, a row's `event_datetime` (ISO 8601; the next page holds events strictly
@@ -34,7 +35,10 @@ const cursorParam = z.string().transform((value, ctx): EventsCursor => {
     const id = decoded.slice(bar + 1);
     if (bar > 0 && id.length > 0 && isoInstant.safeParse(at).success) return { at, id };
   }
-  ctx.addIssue({ code: "custom", message: "must be a row's cursor or an event_datetime (ISO 8601)" });
+  ctx.addIssue({
+    code: "custom",
+    message: "must be a row's cursor or an event_datetime (ISO 8601) between 1900 and 9999",
+  });
   return z.NEVER;
 });
 
