@@ -97,7 +97,8 @@ function beaconFactory(input: WorkerInput) {
     const visitor = Math.floor(random() * input.visitors);
     const base = {
       client_key: input.clientKey,
-      id: `b-${runTag}-${sequence.toString(36)}`,
+      // 22 characters at least, as the service asks of a beacon id.
+      id: `b-${runTag}-${sequence.toString(36).padStart(11, "0")}`,
       visitor_id: `v-${visitor.toString(36).padStart(8, "0")}`,
       session_id: `s-${visitor.toString(36).padStart(6, "0")}-${Math.floor(sequence / 50).toString(36)}`,
     };
@@ -299,7 +300,7 @@ async function benchBackend(
       body: JSON.stringify({
         type: "page_view",
         client_key: account.client_key,
-        id: "sanity-0001",
+        id: "sanity-0000000000000001",
         visitor_id: "sanity-visitor",
         url: "https://shop.example/",
         ad_ids: { ad_id: ads[0]?.ad_id },

@@ -655,6 +655,21 @@ export const touchpoints = pgTable(
   ],
 );
 
+/**
+ * The ids of the beacons an account has stored (a client's `id`, the same on every resend). A
+ * beacon's transaction claims its id first, so a resent copy is skipped before it touches anything,
+ * and a copy racing the first (another batch, another instance) waits on the key until that commits.
+ */
+export const beaconReceipts = pgTable(
+  "beacon_receipts",
+  {
+    accountId: accountRef(),
+    beaconId: text("beacon_id").notNull(),
+    receivedAt: at("received_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.beaconId] })],
+);
+
 export const purchases = pgTable(
   "purchases",
   {

@@ -1,6 +1,7 @@
 import type { AdIndexCache } from "../attribution/ad-index-cache.ts";
 import { resolveAd } from "../attribution/ad-resolution.ts";
 import type { Database, Sql } from "../db/client.ts";
+import { claimBeaconIds } from "../queries/beacon-receipts.ts";
 import {
   addFormTitles,
   adoptVisitors,
@@ -45,7 +46,8 @@ interface Pending {
  * set-based statements; each is answered after that commit. A beacon that finds the account idle is
  * written at once, so nothing waits for a timer. If a batch fails, its beacons are written again one
  * transaction each: one bad beacon costs only itself, and a beacon that was not written is never
- * acknowledged.
+ * acknowledged. A beacon whose id the account already holds (a resend, or a second copy in the same
+ * batch) resolves as the first copy did and writes nothing.
  */
 export function createBeaconWriter(
   db: Database,
@@ -57,7 +59,9 @@ export function createBeaconWriter(
   const queues = new Map<string, Queue>();
 
   const commit = (accountId: string, batch: readonly Pending[]) =>
-    db.tenant(accountId, (tx) => writeBeacons(tx, accountId, batch, adIndexes));
+    db.tenant(accountId, async (tx) =>
+      writeBeacons(tx, accountId, await unseen(tx, accountId, batch), adIndexes),
+    );
 
   const flush = async (accountId: string, batch: Pending[]): Promise<void> => {
     try {
@@ -128,6 +132,23 @@ function contactFacts(beacon: Beacon): ContactFacts | null {
   return { key, email, phone, name };
 }
 
+type Received = Pick<Pending, "beacon" | "receivedAt">;
+
+/**
+ * The beacons of a batch not stored before: those without an id, and the first copy of each id the
+ * transaction claims. A resent beacon stops here, before it touches a contact or a touchpoint; the
+ * claim commits or rolls back with the beacon's own writes.
+ */
+async function unseen(tx: Sql, accountId: string, batch: readonly Received[]): Promise<Received[]> {
+  const claimed = await claimBeaconIds(
+    tx,
+    accountId,
+    batch.flatMap(({ beacon, receivedAt }) => (beacon.id ? [{ beaconId: beacon.id, receivedAt }] : [])),
+  );
+  // `delete` is true once per claimed id: its first copy in the batch is written, later ones are not.
+  return batch.filter(({ beacon }) => beacon.id === undefined || claimed.delete(beacon.id));
+}
+
 /**
  * Writes a batch of one account's beacons as if one after the other, in arrival order: a beacon with
  * a contact makes its visitor that contact (earlier touchpoints of the visitor without a contact
@@ -137,9 +158,10 @@ function contactFacts(beacon: Beacon): ContactFacts | null {
 async function writeBeacons(
   tx: Sql,
   accountId: string,
-  batch: readonly Pick<Pending, "beacon" | "receivedAt">[],
+  batch: readonly Received[],
   adIndexes: AdIndexCache,
 ): Promise<void> {
+  if (batch.length === 0) return;
   const facts = batch.map((p) => contactFacts(p.beacon));
   const known = facts.filter((f): f is ContactFacts => f !== null);
   const contactIds = known.length > 0 ? await resolveContacts(tx, accountId, { facts: known }) : new Map();

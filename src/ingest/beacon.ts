@@ -26,8 +26,15 @@ export const beaconSchema = z
       .string()
       .regex(/^ck_[A-Za-z0-9_-]{16}$/, "must be the account's client key")
       .optional(),
-    /** Chosen by a client that may resend a beacon: a resent beacon is stored once. */
-    id: token.optional(),
+    /**
+     * Chosen by the client, the same on every resend of the beacon: a resent beacon is stored once per
+     * account. At least 22 characters (128 random bits in base64url; hex and UUIDs fit too), so that
+     * two clients' ids never meet: a beacon taken for another's resend would be lost.
+     */
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{22,64}$/, "must be 22–64 characters of [A-Za-z0-9_-] (128 random bits or more)")
+      .optional(),
     visitor_id: token,
     session_id: token.optional(),
     url: z.url({ protocol: /^https?$/ }).max(2048),

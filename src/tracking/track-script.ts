@@ -9,8 +9,11 @@ import { minify } from "terser";
  * (TRACKING.md, Decisions), as Umami and Plausible measure their own trackers.
  */
 export const TRACK_SCRIPT_BUDGET = 5_000;
-/** The ratchet under the budget: the build and CI fail above it, so that the script cannot creep. */
-export const TRACK_SCRIPT_CI_LIMIT = 4_000;
+/**
+ * The ratchet under the budget: the build and CI fail above it, so that the script cannot creep.
+ * Raised from 4,000 once, for the beacons' ids (52 bytes gzip), which keep a resent beacon single.
+ */
+export const TRACK_SCRIPT_CI_LIMIT = 4_100;
 
 const ENTRY = fileURLToPath(new URL("../../tracker/src/track.ts", import.meta.url));
 

@@ -49,6 +49,7 @@ describe("row-level security", () => {
         "ads",
         "api_keys",
         "audit_log",
+        "beacon_receipts",
         "call_participants",
         "call_transcript_segments",
         "calls",

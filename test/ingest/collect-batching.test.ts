@@ -108,34 +108,34 @@ describe("POST /api/collect: ad index cache", () => {
         ...(adId ? { ad_ids: { ad_id: adId } } : {}),
       });
     // The index is now cached with Video A only.
-    assert.equal((await beacon("cache-01", "Spring Promo")).statusCode, 204);
-    assert.equal((await beacon("cache-02", "Video B", "120210000000000002")).statusCode, 204);
+    assert.equal((await beacon("cache-01-0123456789abc", "Spring Promo")).statusCode, 204);
+    assert.equal((await beacon("cache-02-0123456789abc", "Video B", "120210000000000002")).statusCode, 204);
 
     await ads(sql`insert into ads (account_id, platform, ad_id, ad_name)
                   values (${a.accountId}, 'meta', '120210000000000002', 'Spring Promo')`);
-    assert.equal((await beacon("cache-03", "Spring Promo")).statusCode, 204);
-    assert.equal((await beacon("cache-04", "x", "120210000000000002")).statusCode, 204);
+    assert.equal((await beacon("cache-03-0123456789abc", "Spring Promo")).statusCode, 204);
+    assert.equal((await beacon("cache-04-0123456789abc", "x", "120210000000000002")).statusCode, 204);
 
     await ads(sql`update ads set ad_name = 'Summer Promo'
                   where account_id = ${a.accountId} and ad_id = '120210000000000002'`);
-    assert.equal((await beacon("cache-05", "Spring Promo")).statusCode, 204);
-    assert.equal((await beacon("cache-06", "summer  promo")).statusCode, 204);
+    assert.equal((await beacon("cache-05-0123456789abc", "Spring Promo")).statusCode, 204);
+    assert.equal((await beacon("cache-06-0123456789abc", "summer  promo")).statusCode, 204);
 
     await ads(
       sql`update ads set is_excluded = true where account_id = ${a.accountId} and ad_id = '120210000000000001'`,
     );
-    assert.equal((await beacon("cache-07", "Video A")).statusCode, 204);
+    assert.equal((await beacon("cache-07-0123456789abc", "Video A")).statusCode, 204);
 
     assert.deepEqual(
       (await touches(a.accountId)).map((t) => [t.external_id, t.resolution, t.resolved_ad_id]),
       [
-        ["beacon:cache-01", "unresolved", null],
-        ["beacon:cache-02", "unresolved", null],
-        ["beacon:cache-03", "by_name", "120210000000000002"],
-        ["beacon:cache-04", "exact", "120210000000000002"],
-        ["beacon:cache-05", "unresolved", null],
-        ["beacon:cache-06", "by_name", "120210000000000002"],
-        ["beacon:cache-07", "unresolved", null],
+        ["beacon:cache-01-0123456789abc", "unresolved", null],
+        ["beacon:cache-02-0123456789abc", "unresolved", null],
+        ["beacon:cache-03-0123456789abc", "by_name", "120210000000000002"],
+        ["beacon:cache-04-0123456789abc", "exact", "120210000000000002"],
+        ["beacon:cache-05-0123456789abc", "unresolved", null],
+        ["beacon:cache-06-0123456789abc", "by_name", "120210000000000002"],
+        ["beacon:cache-07-0123456789abc", "unresolved", null],
       ],
     );
     await app.shut();
@@ -161,7 +161,7 @@ describe("POST /api/collect: group commit", () => {
           type: "page_view",
           client_key: a.clientKey,
           // Beacons 0 and 1 are the same beacon sent twice.
-          id: `group-${String(Math.max(1, i)).padStart(2, "0")}`,
+          id: `group-${String(Math.max(1, i)).padStart(2, "0")}-0123456789abc`,
           visitor_id: `visitor-g${i % 3}`,
           url: "https://example.com/",
         }),
@@ -173,8 +173,8 @@ describe("POST /api/collect: group commit", () => {
     );
     const stored = (await touches(a.accountId)).filter((t) => t.external_id !== null);
     assert.equal(stored.length, 29);
-    assert.equal(stored[0]?.external_id, "beacon:group-01");
-    assert.equal(stored[28]?.external_id, "beacon:group-29");
+    assert.equal(stored[0]?.external_id, "beacon:group-01-0123456789abc");
+    assert.equal(stored[28]?.external_id, "beacon:group-29-0123456789abc");
     // Without group commit: 30 transactions; with it, the 30 that arrive together share one or two.
     assert.ok(tenantTransactions - before <= 2, `${tenantTransactions - before} transactions`);
     await app.shut();
@@ -185,25 +185,28 @@ describe("POST /api/collect: group commit", () => {
     const a = await seedAccount(db);
     const base = { client_key: a.clientKey, visitor_id: "visitor-batch1", url: "https://example.com/" };
     // An earlier, separate visit: adopted too.
-    assert.equal((await send(app, { ...base, type: "page_view", id: "join-000" })).statusCode, 204);
+    assert.equal(
+      (await send(app, { ...base, type: "page_view", id: "join-000-0123456789abc" })).statusCode,
+      204,
+    );
     const answers = await Promise.all([
-      send(app, { ...base, type: "page_view", id: "join-001" }),
+      send(app, { ...base, type: "page_view", id: "join-001-0123456789abc" }),
       send(app, {
         ...base,
         type: "form_submit",
-        id: "join-002",
+        id: "join-002-0123456789abc",
         contact: { email: "Ann@Example.com", first_name: "Ann" },
         form: { title: "Apply" },
       }),
-      send(app, { ...base, type: "page_view", id: "join-003" }),
+      send(app, { ...base, type: "page_view", id: "join-003-0123456789abc" }),
       send(app, {
         ...base,
         type: "booking",
-        id: "join-004",
+        id: "join-004-0123456789abc",
         contact: { email: "ann@example.com" },
         form: { title: "Call" },
       }),
-      send(app, { ...base, type: "page_view", id: "join-005", visitor_id: "visitor-batch2" }),
+      send(app, { ...base, type: "page_view", id: "join-005-0123456789abc", visitor_id: "visitor-batch2" }),
     ]);
     assert.deepEqual(
       answers.map((r) => r.statusCode),
@@ -223,17 +226,20 @@ describe("POST /api/collect: group commit", () => {
     assert.deepEqual(
       (await touches(a.accountId)).map((t) => [t.external_id, t.event_type, t.contact_id === contact?.id]),
       [
-        ["beacon:join-000", "page_view", true],
-        ["beacon:join-001", "page_view", true],
-        ["beacon:join-002", "form_submit", true],
-        ["beacon:join-003", "page_view", true],
-        ["beacon:join-004", "booking", true],
-        ["beacon:join-005", "page_view", false],
+        ["beacon:join-000-0123456789abc", "page_view", true],
+        ["beacon:join-001-0123456789abc", "page_view", true],
+        ["beacon:join-002-0123456789abc", "form_submit", true],
+        ["beacon:join-003-0123456789abc", "page_view", true],
+        ["beacon:join-004-0123456789abc", "booking", true],
+        ["beacon:join-005-0123456789abc", "page_view", false],
       ],
     );
     // A later visit of the contact's visitor, alone in its transaction, finds the contact too.
-    assert.equal((await send(app, { ...base, type: "page_view", id: "join-006" })).statusCode, 204);
-    const last = (await touches(a.accountId)).find((t) => t.external_id === "beacon:join-006");
+    assert.equal(
+      (await send(app, { ...base, type: "page_view", id: "join-006-0123456789abc" })).statusCode,
+      204,
+    );
+    const last = (await touches(a.accountId)).find((t) => t.external_id === "beacon:join-006-0123456789abc");
     assert.equal(last?.contact_id, contact?.id);
     await app.shut();
   });
@@ -246,7 +252,7 @@ describe("POST /api/collect: group commit", () => {
         send(app, {
           type: "page_view",
           client_key: a.clientKey,
-          id: `fail-00${i}`,
+          id: `fail-00${i}-0123456789abc`,
           visitor_id: "visitor-fail1",
           url: "https://example.com/",
           // PostgreSQL stores no NUL character: this beacon passes validation but not the write.
@@ -261,13 +267,13 @@ describe("POST /api/collect: group commit", () => {
     assert.deepEqual(
       (await touches(a.accountId)).map((t) => t.external_id),
       [
-        "beacon:fail-000",
-        "beacon:fail-001",
-        "beacon:fail-002",
-        "beacon:fail-004",
-        "beacon:fail-005",
-        "beacon:fail-006",
-        "beacon:fail-007",
+        "beacon:fail-000-0123456789abc",
+        "beacon:fail-001-0123456789abc",
+        "beacon:fail-002-0123456789abc",
+        "beacon:fail-004-0123456789abc",
+        "beacon:fail-005-0123456789abc",
+        "beacon:fail-006-0123456789abc",
+        "beacon:fail-007-0123456789abc",
       ],
     );
     await app.shut();

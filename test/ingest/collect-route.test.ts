@@ -61,7 +61,7 @@ describe("POST /api/collect", () => {
     const beacon = {
       type: "page_view",
       client_key: a.clientKey,
-      id: "beacon-0001",
+      id: "beacon-0001-0123456789abc",
       visitor_id: "visitor-0001",
       url: "https://example.com/landing?utm_source=facebook",
       utm: { source: "facebook", medium: "paid", content: "Video A" },

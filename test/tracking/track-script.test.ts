@@ -35,7 +35,7 @@ before(async () => {
 });
 
 describe("track.js build", () => {
-  test("one served script, every behaviour in it, at most 4,000 bytes gzip (the CI limit under the 5,000-byte budget)", () => {
+  test("one served script, every behaviour in it, at most 4,100 bytes gzip (the CI limit under the 5,000-byte budget)", () => {
     assert.ok(
       served.gzipBytes <= TRACK_SCRIPT_CI_LIMIT,
       `track.js is ${served.gzipBytes} bytes gzip (CI limit ${TRACK_SCRIPT_CI_LIMIT}, budget under ${TRACK_SCRIPT_BUDGET})`,

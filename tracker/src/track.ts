@@ -2,7 +2,7 @@
  * track.js (SPEC "Tracking script behavior"; TRACKING.md, the tracking field notes): captures the
  * ad and UTM parameters, keeps the attribution in a cookie on the registrable domain, fills hidden
  * fields, decorates booking and form tools, reports page views and submissions, honours consent.
- * Built by src/tracking/track-script.ts and served gzip under 4,000 bytes, so browser state lives in
+ * Built by src/tracking/track-script.ts and served gzip under 4,100 bytes, so browser state lives in
  * closure variables (minified to one letter) rather than objects, and the service sorts the
  * parameters it sends (`params`).
  *
@@ -13,6 +13,7 @@
  * pressed.
  */
 import {
+  beaconId,
   type Contact,
   classify,
   contactIn,
@@ -171,6 +172,7 @@ if (!w.__ascribe) {
       for (const k of STANDARD) setCookie(k, state.l[k], 2592e3);
       const body = json({
         type,
+        id: beaconId(),
         client_key: config.client,
         visitor_id: state.v,
         session_id: state.s,
