@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
 import { isEmptyInstance } from "./admin/accounts.ts";
 import { lockDataDir, releaseDataDir, serveAdminCommands } from "./admin/admin-socket.ts";
 import type { AdminContext } from "./admin/commands.ts";
@@ -12,8 +12,11 @@ import type { Config } from "./config.ts";
 import { createSecretBox, loadOrCreateKeyring, type SecretBox } from "./crypto/secret-box.ts";
 import { type Database, openEmbedded, openPostgres } from "./db/client.ts";
 import { createAuditWriter } from "./http/audit.ts";
+import { createMetrics, type Metrics, noMetrics } from "./http/metrics.ts";
+import { listenForMetrics, type MetricsListener } from "./http/metrics-server.ts";
 import { type CounterStore, createMemoryCounterStore, createRedisCounterStore } from "./http/rate-limiter.ts";
 import { collectServicesFor } from "./ingest/collect-services.ts";
+import { createLogger } from "./logger.ts";
 import { createSmtpMailer, type Mailer, printOnlyMailer } from "./people/mailer.ts";
 import { sessionStoreFor } from "./people/session-store.ts";
 import { routes } from "./routes/index.ts";
@@ -22,6 +25,7 @@ import type { AdNetwork } from "./rules/ad-network.ts";
 import { startFakeAdNetwork } from "./rules/fake-ad-network.ts";
 import { createGraphApiNetwork } from "./rules/graph-api-network.ts";
 import { scheduleRules } from "./rules/rule-schedule.ts";
+import { secureDataDir } from "./storage/data-dir.ts";
 import { createLocalObjectStore } from "./storage/local-store.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
 
@@ -32,12 +36,17 @@ export interface RunningService {
   demoKey: string | null;
   /** The demo account and its owner's one-time sign-in link, when this start seeded it. */
   demo: { accountId: string; owner: string; signInUrl: string } | null;
+  /** `http://HOST:METRICS_PORT/metrics`, or null without METRICS_PORT. */
+  metricsUrl: string | null;
   stop(): Promise<void>;
 }
 
 export async function openDatabase(config: Config): Promise<Database> {
   return config.databaseUrl
-    ? openPostgres(config.databaseUrl, config.statementTimeoutMs)
+    ? openPostgres(config.databaseUrl, config.statementTimeoutMs, {
+        queryTimeoutMs: config.queryTimeoutMs,
+        connectTimeoutMs: config.connectTimeoutMs,
+      })
     : openEmbedded(config.dataDir);
 }
 
@@ -90,6 +99,17 @@ export function keyStoreFor(db: Database): KeyStore {
   return db.kind === "embedded" ? createCachedKeyStore(db) : createDirectKeyStore(db);
 }
 
+/** Prometheus metrics and their own listener with METRICS_PORT; without it nothing is counted. */
+export async function openMetrics(
+  config: Config,
+  db: Database,
+): Promise<{ metrics: Metrics; listener: MetricsListener | null }> {
+  if (config.metricsPort === null) return { metrics: noMetrics, listener: null };
+  const metrics = createMetrics({ pool: () => db.poolStats?.() ?? null });
+  const listener = await listenForMetrics(metrics, { host: config.host, port: config.metricsPort });
+  return { metrics, listener };
+}
+
 function openCounters(config: Config): CounterStore {
   if (!config.redisUrl) return createMemoryCounterStore();
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
@@ -106,7 +126,7 @@ function openCounters(config: Config): CounterStore {
 }
 
 /** Builds the dependencies from the config, starts listening, and returns how to stop. */
-export async function startService(config: Config, logger: Logger = pino({ level: config.logLevel })) {
+export async function startService(config: Config, logger: Logger = createLogger(config)) {
   // The embedded database is this process's alone: take DATA_DIR before opening it, and answer the
   // CLI's admin commands once the database is ready.
   let ready: (context: Omit<AdminContext, "progress">) => void = () => {};
@@ -115,6 +135,10 @@ export async function startService(config: Config, logger: Logger = pino({ level
     : await lockDataDir(
         config.dataDir,
         serveAdminCommands(new Promise<Omit<AdminContext, "progress">>((resolve) => (ready = resolve))),
+        {
+          onRefused: () =>
+            logger.warn("admin socket: refused a command from another user (not this one, not root)"),
+        },
       );
   // Whatever was opened is closed again if the start fails half-way (a taken port, a refused
   // migration), so the process can exit with its one-line error.
@@ -124,16 +148,20 @@ export async function startService(config: Config, logger: Logger = pino({ level
     for (const close of opened.reverse()) await close().catch(() => {});
   };
   try {
+    // Private before the keyring, the database and the files in it are opened (0700 / 0600).
+    await secureDataDir(config.dataDir, (message) => logger.warn(message));
     const secrets = await openSecrets(config, (message) => logger.warn(message));
     const db = await openDatabase(config);
     opened.push(() => db.close());
     await db.migrate();
+    const { metrics, listener: metricsListener } = await openMetrics(config, db);
+    if (metricsListener) opened.push(() => metricsListener.close());
     let siteUrl = config.siteUrl ?? `http://localhost:${config.port}`;
     const files = openFiles(config, secrets, () => siteUrl);
     const mailer = openMailer(config, () => siteUrl);
     const adNetwork = await openAdNetwork(config);
     opened.push(() => adNetwork.close());
-    ready({ db, secrets, files, network: adNetwork.network, mailer, siteUrl: () => siteUrl });
+    ready({ db, secrets, files, network: adNetwork.network, mailer, siteUrl: () => siteUrl, metrics });
     const counters = openCounters(config);
     opened.push(() => counters.close());
     const audit = createAuditWriter(db, logger);
@@ -152,6 +180,7 @@ export async function startService(config: Config, logger: Logger = pino({ level
       sessions: sessionStoreFor(db),
       // Beacons: the production limits, account cache and group-commit writer for this database.
       collect: collectServicesFor(db),
+      metrics,
     });
     opened.push(() => app.close());
     await app.listen({ port: config.port, host: config.host });
@@ -171,7 +200,7 @@ export async function startService(config: Config, logger: Logger = pino({ level
     }
 
     const rules = scheduleRules(
-      { db, network: adNetwork.network, clock: () => new Date() },
+      { db, network: adNetwork.network, clock: () => new Date(), metrics },
       { intervalMs: config.rulesIntervalSeconds * 1000, logger },
     );
     opened.push(() => rules.stop());
@@ -183,6 +212,7 @@ export async function startService(config: Config, logger: Logger = pino({ level
         await rules.stop();
         await app.close();
         await app.drain();
+        await metricsListener?.close();
         await audit.close();
         await counters.close();
         await db.close();
@@ -191,7 +221,9 @@ export async function startService(config: Config, logger: Logger = pino({ level
       })();
       return stopping;
     };
-    return { siteUrl, baseUrl: siteUrl + API_PREFIX, demoKey, demo, stop } satisfies RunningService;
+    const metricsUrl = metricsListener?.url ?? null;
+    const baseUrl = siteUrl + API_PREFIX;
+    return { siteUrl, baseUrl, demoKey, demo, metricsUrl, stop } satisfies RunningService;
   } catch (err) {
     await undo();
     throw err;

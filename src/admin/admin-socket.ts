@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, unlinkSync } from "node:fs";
 import { createConnection, createServer, type Server } from "node:net";
 import { join } from "node:path";
+import { ensureAdminToken, readAdminTokenAsPeer, readOwnAdminToken, tokenMatches } from "./admin-token.ts";
 import { type AdminContext, adminCommands, describeError, isAdminCommand } from "./commands.ts";
 
 /*
@@ -8,7 +9,8 @@ import { type AdminContext, adminCommands, describeError, isAdminCommand } from 
  * socket `DATA_DIR/ascribe.sock` is the lock: whoever opens the embedded database first binds it,
  * and keeps it until the database is closed. `ascribe serve` answers admin commands on it, running
  * them on its own handle (so nothing interleaves with requests in flight); a CLI command that opened
- * the database itself answers "busy". Protocol: one JSON line each way.
+ * the database itself answers "busy". Protocol: one JSON line each way; the request carries the
+ * proof that its sender runs as the server's user or root (admin-token.ts), else nothing runs.
  */
 
 export function adminSocketPath(dataDir: string): string {
@@ -18,6 +20,8 @@ export function adminSocketPath(dataDir: string): string {
 interface AdminRequest {
   command: string;
   args: unknown;
+  /** The content of DATA_DIR/admin.token, as read by the sender. */
+  token?: unknown;
 }
 
 export type AdminReply = { ok: true; result: unknown } | { ok: false; error: string };
@@ -46,23 +50,48 @@ function probe(path: string): Promise<boolean> {
   });
 }
 
+/**
+ * Binds the socket with mode 0600 from its first instant: a socket file takes 0777 minus the umask
+ * at bind(), and listen() binds synchronously, so a umask of 0177 held around that call alone
+ * gives 0600 whatever the process umask is, with no chmod afterwards (and no moment it is wider).
+ */
 function listen(server: Server, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.once("error", onError);
-    server.listen(path, () => {
-      server.off("error", onError);
-      resolve();
-    });
+    const previous = process.umask(0o177);
+    try {
+      server.listen(path, () => {
+        server.off("error", onError);
+        resolve();
+      });
+    } finally {
+      process.umask(previous);
+    }
   });
+}
+
+const REFUSED: AdminReply = {
+  ok: false,
+  error: "refused: admin commands are taken only from the user running the server, or root",
+};
+
+export interface LockOptions {
+  /** Told when a request came without the proof of its sender's user (nothing of it ran). */
+  onRefused?: () => void;
 }
 
 /**
  * Takes DATA_DIR for this process by binding its socket, or throws DataDirBusyError when a live
  * process holds it. A socket file nobody answers on is what a process that died left behind.
  */
-export async function lockDataDir(dataDir: string, respond: AdminResponder): Promise<Server> {
-  mkdirSync(dataDir, { recursive: true });
+export async function lockDataDir(
+  dataDir: string,
+  respond: AdminResponder,
+  options: LockOptions = {},
+): Promise<Server> {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  await ensureAdminToken(dataDir);
   const path = adminSocketPath(dataDir);
   const server = createServer((socket) => {
     let buffer = "";
@@ -84,7 +113,15 @@ export async function lockDataDir(dataDir: string, respond: AdminResponder): Pro
       const progress = (value: unknown) => {
         if (socket.writable) socket.write(`${JSON.stringify({ progress: value })}\n`);
       };
-      void respond(request, progress).then((reply) => socket.end(`${JSON.stringify(reply)}\n`));
+      void (async () => {
+        // The file is read at each request, so the check follows it (replaced, or made non-private).
+        const expected = await readOwnAdminToken(dataDir).catch(() => null);
+        if (expected === null || !tokenMatches(expected, request.token)) {
+          options.onRefused?.();
+          return REFUSED;
+        }
+        return respond(request, progress);
+      })().then((reply) => socket.end(`${JSON.stringify(reply)}\n`));
     });
   });
   try {
@@ -130,6 +167,7 @@ export async function callAdminSocket(
 ): Promise<AdminReply | null> {
   const path = adminSocketPath(dataDir);
   if (!existsSync(path)) return null;
+  const token = await readAdminTokenAsPeer(dataDir);
   return new Promise((resolve, reject) => {
     const socket = createConnection(path);
     let buffer = "";
@@ -138,7 +176,7 @@ export async function callAdminSocket(
     socket.setEncoding("utf8");
     socket.on("connect", () => {
       connected = true;
-      socket.write(`${JSON.stringify({ command, args })}\n`);
+      socket.write(`${JSON.stringify({ command, args, token })}\n`);
     });
     const take = (line: string) => {
       if (line.trim() === "") return;

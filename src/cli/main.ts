@@ -2,7 +2,6 @@ import { createReadStream, existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Presets, SingleBar } from "cli-progress";
 import { Command, Option } from "commander";
-import pino from "pino";
 import {
   answerBusy,
   callAdminSocket,
@@ -15,9 +14,11 @@ import { type Config, loadConfig } from "../config.ts";
 import type { DemoProgress } from "../demo/write.ts";
 import { importKinds } from "../import/kinds.ts";
 import type { ImportProgress, ImportSummary } from "../import/run-import.ts";
+import { createLogger } from "../logger.ts";
 import { openAdNetwork, openDatabase, openFiles, openMailer, openSecrets, startService } from "../main.ts";
 import { runStdioBridge } from "../mcp/stdio-bridge.ts";
 import type { RunOutcome } from "../rules/rule-engine.ts";
+import { secureDataDir } from "../storage/data-dir.ts";
 
 class CliError extends Error {}
 
@@ -60,6 +61,8 @@ async function runDirect(
   progress: (value: unknown) => void,
 ): Promise<unknown> {
   // The keyring warning belongs to the server's log; a command's stderr is its one-line error.
+  // DATA_DIR is made private before anything in it is opened, as `ascribe serve` does.
+  await secureDataDir(config.dataDir);
   const secrets = await openSecrets(config, () => {});
   const db = await openDatabase(config);
   try {
@@ -120,13 +123,14 @@ export function buildCli(): Command {
     .description("run the HTTP service")
     .action(async () => {
       const config = loadConfig();
-      const logger = pino({ level: config.logLevel });
+      const logger = createLogger(config);
       const service = await startService(config, logger);
       const lines = [
         `Ascribe is running`,
         `  site:     ${service.siteUrl}`,
         `  API base: ${service.baseUrl}`,
       ];
+      if (service.metricsUrl) lines.push(`  metrics:  ${service.metricsUrl}`);
       if (service.demo) {
         lines.push(
           `  demo account: ${service.demo.accountId}`,
@@ -140,7 +144,9 @@ export function buildCli(): Command {
           `            (full scope, shown only this once; try: curl -H "Authorization: Bearer ${service.demoKey}" ${service.baseUrl}/icp/criteria)`,
         );
       }
-      process.stdout.write(`${lines.join("\n")}\n`);
+      // With LOG_FORMAT=json stdout carries log lines only, for a collector that parses each one.
+      const banner = config.logFormat === "json" ? process.stderr : process.stdout;
+      banner.write(`${lines.join("\n")}\n`);
       const shutdown = (signal: string) => {
         logger.info({ signal }, "shutting down");
         service.stop().then(

@@ -8,6 +8,7 @@ import send from "@fastify/send";
 import type { FastifyInstance } from "fastify";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { ApiError } from "../http/errors.ts";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "./data-dir.ts";
 import { assertObjectPath, isObjectPath, type ObjectStore } from "./object-store.ts";
 
 const PURPOSE = "file-url";
@@ -30,7 +31,8 @@ const signedMessage = (file: string, expires: number, contentType: string) =>
  * Files under DATA_DIR, served by the service at `GET /files/<account>/<path>?expires&type&signature`
  * with range requests (audio players seek), conditional GETs and HEAD. A URL is refused (403) when
  * its signature does not match — another file, another account, another type, or any edit — or
- * once it has expired.
+ * once it has expired. Folders are created 0700 and files 0600 whatever the umask (a recording read
+ * straight from the disk would bypass the signature).
  */
 export function createLocalObjectStore(options: LocalObjectStoreOptions): ObjectStore {
   const clock = options.clock ?? (() => new Date());
@@ -43,16 +45,16 @@ export function createLocalObjectStore(options: LocalObjectStoreOptions): Object
   return {
     async put(accountId, path, body) {
       const target = join(options.root, fileOf(accountId, path));
-      await mkdir(dirname(target), { recursive: true });
+      await mkdir(dirname(target), { recursive: true, mode: PRIVATE_DIR_MODE });
       // Written aside, then renamed: a reader never sees half a file.
       const partial = `${target}.${randomUUID()}.partial`;
-      await writeFile(partial, body);
+      await writeFile(partial, body, { mode: PRIVATE_FILE_MODE });
       await rename(partial, target);
     },
 
     async write(accountId, path, source, { maxBytes }) {
       const target = join(options.root, fileOf(accountId, path));
-      await mkdir(dirname(target), { recursive: true });
+      await mkdir(dirname(target), { recursive: true, mode: PRIVATE_DIR_MODE });
       const partial = `${target}.${randomUUID()}.partial`;
       let size = 0;
       const capped = new Transform({
@@ -63,7 +65,7 @@ export function createLocalObjectStore(options: LocalObjectStoreOptions): Object
         },
       });
       try {
-        await pipeline(source, capped, createWriteStream(partial));
+        await pipeline(source, capped, createWriteStream(partial, { mode: PRIVATE_FILE_MODE }));
       } catch (err) {
         await rm(partial, { force: true });
         throw err;
