@@ -19,6 +19,10 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   /** Server-side statement timeout on PostgreSQL; PGlite cannot interrupt a query (single WASM thread). */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** Client-side bound on one PostgreSQL query (a frozen server); unset: the statement timeout + 2 s. */
+  DB_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).optional(),
+  /** Bound on getting a PostgreSQL connection (pool wait or a new connection's start-up). */
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   /** How often `ascribe serve` evaluates the enabled ad rules; 0: never (only `ascribe rules run`). */
   RULES_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(3600),
   /** Where armed rules act: Meta's Marketing API, or a loopback fake of it started in-process (demo). */
@@ -46,6 +50,9 @@ export interface Config {
   readonly redisUrl: string | null;
   readonly logLevel: (typeof LOG_LEVELS)[number];
   readonly statementTimeoutMs: number;
+  /** Past it a query is abandoned and its connection destroyed; above the statement timeout. */
+  readonly queryTimeoutMs: number;
+  readonly connectTimeoutMs: number;
   /** null: the keyring lives in DATA_DIR/secret.key, created on first start. */
   readonly secretKeys: string | null;
   /** 0: rules are evaluated only on demand. */
@@ -76,6 +83,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL ?? null,
     logLevel: e.LOG_LEVEL,
     statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+    queryTimeoutMs: e.DB_QUERY_TIMEOUT_MS ?? e.DB_STATEMENT_TIMEOUT_MS + 2_000,
+    connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
     secretKeys: e.ASCRIBE_SECRET_KEYS ?? null,
     rulesIntervalSeconds: e.RULES_INTERVAL_SECONDS,
     adNetwork: e.AD_NETWORK,

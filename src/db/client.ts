@@ -4,12 +4,12 @@ import { fileURLToPath } from "node:url";
 import { PGlite, type Transaction as PGliteTransaction, types } from "@electric-sql/pglite";
 import type { SQL } from "drizzle-orm";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
-import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
 import { type MaintenanceOptions, maintainEmbedded } from "./embedded-maintenance.ts";
+import { migratePostgres } from "./postgres-migrations.ts";
 import * as schema from "./schema.ts";
 
 /** A drizzle handle (database or transaction) over either driver. */
@@ -42,6 +42,13 @@ export interface Database {
    * what was cached about keys and accounts before is stale.
    */
   adminGeneration(): number;
+  /**
+   * Health checks (/readyz): the owner with no account set, so forced RLS hides every tenant row;
+   * unlike `admin`, not counted as administration (it would drop the key and session caches).
+   */
+  probe<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /** The connection pool's figures for /metrics; absent on the embedded database (no pool). */
+  poolStats?(): { total: number; idle: number; waiting: number };
   migrate(): Promise<void>;
   /**
    * Brings the planner's statistics and the visibility map up to date after bulk writes. PGlite:
@@ -87,6 +94,8 @@ function scoped(run: Transaction) {
         generation += 1;
       }),
     adminGeneration: () => generation,
+    probe: <T>(fn: (tx: Sql) => Promise<T>) =>
+      run({ asRequestRole: false, name: "app.account_id", value: "" }, fn),
   };
 }
 
@@ -177,12 +186,38 @@ export async function openEmbedded(
   };
 }
 
-export async function openPostgres(url: string, statementTimeoutMs: number): Promise<Database> {
+/** Client-side bounds on PostgreSQL, for a server that stops answering without closing (frozen). */
+export interface PostgresLimits {
+  /** A query without an answer after this long fails and its connection is destroyed; default: the statement timeout + 2 s. */
+  queryTimeoutMs?: number;
+  /** Waiting for a pooled connection, or for a new one to open, fails after this long; default 5 s. */
+  connectTimeoutMs?: number;
+}
+
+/** pg's own message when `query_timeout` fires; the connection still waits for that answer. */
+const QUERY_TIMEOUT_MESSAGE = "Query read timeout";
+
+function isQueryTimeout(err: unknown): boolean {
+  for (let e = err; e instanceof Error; e = e.cause) {
+    if (e.message === QUERY_TIMEOUT_MESSAGE) return true;
+  }
+  return false;
+}
+
+export async function openPostgres(
+  url: string,
+  statementTimeoutMs: number,
+  limits: PostgresLimits = {},
+): Promise<Database> {
+  const connectTimeoutMs = limits.connectTimeoutMs ?? 5_000;
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
+    // The server cuts a long statement itself and the connection stays usable; a frozen server
+    // cuts nothing, so the client gives up a little later on its own.
     statement_timeout: statementTimeoutMs,
-    connectionTimeoutMillis: 5_000,
+    query_timeout: limits.queryTimeoutMs ?? statementTimeoutMs + 2_000,
+    connectionTimeoutMillis: connectTimeoutMs,
     // JIT compiles a plan whose estimated cost is high — a report over a large account — and the
     // compilation (1–2 s measured) costs far more than it saves on queries that run in milliseconds.
     options: "-c jit=off",
@@ -223,6 +258,12 @@ export async function openPostgres(url: string, statementTimeoutMs: number): Pro
       await client.query("commit");
       return result;
     } catch (err) {
+      // A timed-out query is still awaited on its connection: a rollback would queue behind it and
+      // wait as long again, and the pool would hand the connection out stuck. It is destroyed.
+      if (isQueryTimeout(err)) {
+        broken = err as Error;
+        throw err;
+      }
       await client.query("rollback").catch((rollbackError: Error) => {
         broken = rollbackError;
       });
@@ -234,18 +275,8 @@ export async function openPostgres(url: string, statementTimeoutMs: number): Pro
   return {
     kind: "postgres",
     ...scoped(run),
-    async migrate() {
-      // One client holds an advisory lock so that several processes migrating at once take turns.
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query("select pg_advisory_lock(727274)");
-        await migratePg(drizzlePg(client), { migrationsFolder: MIGRATIONS_DIR });
-      } finally {
-        await client.query("select pg_advisory_unlock(727274)").catch(() => {});
-        await client.end();
-      }
-    },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    migrate: () => migratePostgres(url, MIGRATIONS_DIR, connectTimeoutMs),
     maintain: async () => {},
     close: () => pool.end(),
   };

@@ -16,6 +16,8 @@ test("defaults follow CONTRACT.md", () => {
       redisUrl: null,
       logLevel: "info",
       statementTimeoutMs: 15_000,
+      queryTimeoutMs: 17_000,
+      connectTimeoutMs: 5_000,
       secretKeys: null,
       smtpUrl: null,
       smtpFrom: null,
@@ -49,6 +51,18 @@ test("values are read and checked; empty variables count as unset", () => {
   assert.equal(config.siteUrl, "https://track.example.com");
   assert.equal(config.databaseUrl, "postgres://u@h:5432/db");
   assert.equal(config.statementTimeoutMs, 15_000);
+});
+
+test("PostgreSQL's client-side limits: the query timeout follows the statement timeout unless set", () => {
+  const derived = loadConfig({ DB_STATEMENT_TIMEOUT_MS: "3000" });
+  assert.equal(derived.queryTimeoutMs, 5_000);
+  const set = loadConfig({ DB_QUERY_TIMEOUT_MS: "800", DB_CONNECT_TIMEOUT_MS: "400" });
+  assert.equal(set.queryTimeoutMs, 800);
+  assert.equal(set.connectTimeoutMs, 400);
+  assert.throws(
+    () => loadConfig({ DB_QUERY_TIMEOUT_MS: "soon", DB_CONNECT_TIMEOUT_MS: "5" }),
+    (err: Error) => /DB_QUERY_TIMEOUT_MS:/.test(err.message) && /DB_CONNECT_TIMEOUT_MS:/.test(err.message),
+  );
 });
 
 test("an invalid environment names every bad variable", () => {
