@@ -1,6 +1,8 @@
 import { z } from "zod";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
+import type { Metrics } from "../http/metrics.ts";
+import { importRowCounter } from "../import/import-metrics.ts";
 import { importInput, runImport } from "../import/run-import.ts";
 import type { Mailer } from "../people/mailer.ts";
 import type { AdNetwork } from "../rules/ad-network.ts";
@@ -36,6 +38,8 @@ export interface AdminContext {
   mailer: Mailer;
   /** Interim counts of a long command, for the caller's progress bar. */
   progress: (value: unknown) => void;
+  /** The server's metrics, when the server carries the command out. */
+  metrics?: Metrics;
 }
 
 const rulesRunInput = z
@@ -74,10 +78,19 @@ export const adminCommands = {
   "keys.revoke": ({ db }: AdminContext, args: unknown) => revokeKey(db, revokeKeyInput.parse(args)),
   demo: ({ db, secrets, files, progress }: AdminContext, args: unknown) =>
     seedDemo(db, demoInput.parse(args), progress, { secrets, files }),
-  "rules.run": ({ db, network }: AdminContext, args: unknown) =>
-    runRules({ db, network, clock: () => new Date() }, rulesRunInput.parse(args)),
-  import: ({ db, secrets, progress }: AdminContext, args: unknown) =>
-    runImport(db, secrets, importInput.parse(args), progress),
+  "rules.run": ({ db, network, metrics }: AdminContext, args: unknown) =>
+    runRules({ db, network, clock: () => new Date(), metrics }, rulesRunInput.parse(args)),
+  import: async ({ db, secrets, progress, metrics }: AdminContext, args: unknown) => {
+    const input = importInput.parse(args);
+    if (!metrics) return runImport(db, secrets, input, progress);
+    const counted = importRowCounter(metrics, input.kind);
+    const summary = await runImport(db, secrets, input, (p) => {
+      counted.progress(p);
+      progress(p);
+    });
+    counted.done(summary);
+    return summary;
+  },
 } as const satisfies Record<string, (context: AdminContext, args: unknown) => Promise<unknown>>;
 
 export type AdminCommand = keyof typeof adminCommands;

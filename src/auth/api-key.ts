@@ -15,7 +15,12 @@ export interface NewApiKey {
 export function generateApiKey(): NewApiKey {
   // 24 random bytes are exactly 32 base64url characters.
   const key = KEY_PREFIX + randomBytes(24).toString("base64url");
-  return { key, prefix: key.slice(KEY_PREFIX.length, KEY_PREFIX.length + 8), hash: hashApiKey(key) };
+  return { key, prefix: displayPrefix(key), hash: hashApiKey(key) };
+}
+
+/** The eight characters after `svc_sk_live_` that name a key in listings and logs. */
+export function displayPrefix(key: string): string {
+  return key.slice(KEY_PREFIX.length, KEY_PREFIX.length + 8);
 }
 
 /** Malformed keys are refused before any database lookup. */

@@ -1,4 +1,5 @@
 import type { Database } from "../db/client.ts";
+import type { Metrics } from "../http/metrics.ts";
 import { attributionRows } from "../queries/attribution-rows.ts";
 import { enabledRules } from "../queries/enabled-rules.ts";
 import { insertRuleRun } from "../queries/insert-rule-run.ts";
@@ -19,6 +20,8 @@ export interface RuleEngineDeps {
   db: Database;
   network: AdNetwork;
   clock: () => Date;
+  /** Counts each recorded run (the server's; the CLI's own process has none). */
+  metrics?: Metrics;
 }
 
 /** One action of a run as recorded: proposed (dry run), done, failed (retried next time), skipped. */
@@ -58,7 +61,11 @@ export async function runRules(
     ? [options.accountId]
     : await deps.db.admin(null, (tx) => ruleAccounts(tx));
   const outcomes: RunOutcome[] = [];
-  for (const accountId of accounts) outcomes.push(...(await runAccount(deps, accountId, options.ruleId)));
+  for (const accountId of accounts) {
+    const recorded = await runAccount(deps, accountId, options.ruleId);
+    for (const outcome of recorded) deps.metrics?.ruleRun(outcome);
+    outcomes.push(...recorded);
+  }
   return outcomes;
 }
 
