@@ -161,4 +161,67 @@ describe("track.js in Chromium", { skip }, () => {
     assert.equal(stored[0]?.n, 0);
     await context.close();
   });
+
+  test("every beacon carries its own id: 128 random bits, never the same twice", async () => {
+    const account = await seedAccount(browser.db);
+    const context = await contextWith({
+      "https://www.shop.example.co.uk/offer": landing(
+        account.clientKey,
+        `<form id="lead" method="post" onsubmit="event.preventDefault()"><input name="email" type="email" value="ann@example.com"></form>`,
+      ),
+    });
+    const bodies: string[] = [];
+    context.on("request", (r) => {
+      if (r.url().endsWith("/api/collect")) bodies.push(r.postData() ?? "");
+    });
+    const page = await context.newPage();
+    await page.goto(AD_URL);
+    await touches(account.accountId, 1);
+    await page.evaluate(() => history.pushState(null, "", "/pricing"));
+    await touches(account.accountId, 2);
+    await page.evaluate(() => (document.getElementById("lead") as HTMLFormElement).requestSubmit());
+    const stored = await touches(account.accountId, 3);
+    assert.deepEqual(
+      stored.map((t) => t.event_type),
+      ["page_view", "page_view", "form_submit"],
+    );
+    const sent = bodies.map((b) => JSON.parse(b) as { type: string; id: string });
+    assert.deepEqual(
+      sent.map((b) => b.type),
+      ["page_view", "page_view", "form_submit"],
+    );
+    for (const { id } of sent) assert.match(id, /^[0-9a-f]{32}$/);
+    assert.equal(new Set(sent.map((b) => b.id)).size, 3);
+    await context.close();
+  });
+
+  test("the fallback send of a beacon the browser refused carries the same id; a resend of it is stored once", async () => {
+    const account = await seedAccount(browser.db);
+    // A browser that refuses sendBeacon (a full queue, a body over its quota): the script falls back
+    // to fetch with the same body.
+    const refuse = `<script>window.refused = []; navigator.sendBeacon = (url, body) => { refused.push(body); return false; };</script>`;
+    const context = await contextWith({
+      "https://www.shop.example.co.uk/offer": landing(account.clientKey, "", refuse),
+    });
+    const fetched: string[] = [];
+    context.on("request", (r) => {
+      if (r.url().endsWith("/api/collect")) fetched.push(r.postData() ?? "");
+    });
+    const page = await context.newPage();
+    await page.goto(AD_URL);
+    await touches(account.accountId, 1);
+    const refused = await page.evaluate(() => (window as unknown as { refused: string[] }).refused);
+    assert.equal(refused.length, 1);
+    assert.deepEqual(fetched, refused);
+    assert.match((JSON.parse(fetched[0] ?? "{}") as { id: string }).id, /^[0-9a-f]{32}$/);
+    // The network delivers the same beacon again.
+    const status = await page.evaluate(
+      (body) => fetch("https://ascribe.test/api/collect", { method: "POST", body }).then((r) => r.status),
+      fetched[0] ?? "",
+    );
+    assert.equal(status, 204);
+    await page.waitForTimeout(300);
+    assert.equal((await touches(account.accountId, 1)).length, 1);
+    await context.close();
+  });
 });

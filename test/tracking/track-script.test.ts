@@ -9,6 +9,7 @@ import {
   type TrackScript,
 } from "../../src/tracking/track-script.ts";
 import {
+  beaconId,
   classify,
   contactIn,
   contactOf,
@@ -212,6 +213,17 @@ describe("tracker core: parameters", () => {
 
   test("ids are 8 to 64 characters of [A-Za-z0-9_-]", () => {
     for (let i = 0; i < 200; i++) assert.match(newId(), /^[A-Za-z0-9_-]{8,64}$/);
+  });
+
+  test("a beacon's id: 32 hex digits (128 random bits), new each time, accepted by the service", () => {
+    const ids = Array.from({ length: 1_000 }, beaconId);
+    for (const id of ids) assert.match(id, /^[0-9a-f]{32}$/);
+    assert.equal(new Set(ids).size, 1_000);
+    // Each of the 16 bytes takes its two digits, a leading zero included: every digit shows up at
+    // every position over 1,000 ids.
+    for (let i = 0; i < 32; i++) assert.equal(new Set(ids.map((id) => id[i])).size, 16, `position ${i}`);
+    const base = { type: "page_view", visitor_id: newId(), url: "https://example.com/" };
+    assert.equal(beaconSchema.safeParse({ ...base, id: beaconId() }).success, true);
   });
 });
 
