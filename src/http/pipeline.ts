@@ -11,6 +11,7 @@ import type { AuditSink } from "./audit.ts";
 import { assertSingleTenant } from "./barrier.ts";
 import { ApiError } from "./errors.ts";
 import { failedAuthThrottle } from "./failed-auth.ts";
+import { readJsonBody } from "./json-body.ts";
 import type { CounterStore } from "./rate-limiter.ts";
 import { redact } from "./redact.ts";
 
@@ -78,12 +79,9 @@ function readInput(route: RouteDef, request: FastifyRequest): unknown {
   if (!/^application\/json\b/i.test(contentType)) {
     throw ApiError.validation("Content-Type must be application/json");
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(String(raw));
-  } catch {
-    throw ApiError.validation("body is not valid JSON");
-  }
+  const json = readJsonBody(String(raw));
+  if (!json.ok) throw json.error;
+  const body = json.value;
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     if (route.required) throw ApiError.validation(route.required.error);
     throw ApiError.validation("body must be a JSON object");

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ApiError } from "../http/errors.ts";
+import { readJsonBody } from "../http/json-body.ts";
 import { validationMessage } from "../http/pipeline.ts";
 import type { CounterStore } from "../http/rate-limiter.ts";
 import { beaconSchema } from "./beacon.ts";
@@ -29,13 +30,9 @@ export function registerCollectRoute(app: FastifyInstance, deps: CollectDeps): v
     const byIp = await deps.counters.hit(`collect-ip:${request.ip}`, WINDOW_MS);
     if (byIp.count > limits.perIp) throw new ApiError("rate_limited", { retry_after_seconds: 60 });
 
-    let body: unknown;
-    try {
-      body = JSON.parse(typeof request.body === "string" ? request.body : "");
-    } catch {
-      throw ApiError.validation("body is not valid JSON");
-    }
-    const parsed = beaconSchema.safeParse(body);
+    const json = readJsonBody(typeof request.body === "string" ? request.body : "");
+    if (!json.ok) throw json.error;
+    const parsed = beaconSchema.safeParse(json.value);
     if (!parsed.success) throw ApiError.validation(validationMessage(parsed.error));
     const beacon = parsed.data;
 

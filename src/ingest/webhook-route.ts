@@ -5,6 +5,7 @@ import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
 import { failedAuthThrottle } from "../http/failed-auth.ts";
+import { readJsonBody } from "../http/json-body.ts";
 import { validationMessage } from "../http/pipeline.ts";
 import type { CounterStore } from "../http/rate-limiter.ts";
 import { accountByClientKey } from "../queries/account-by-client-key.ts";
@@ -60,12 +61,9 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
     );
     if (!verdict.ok) return refuse(request, reply, verdict.reason);
 
-    let body: unknown;
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      throw ApiError.validation("body is not valid JSON");
-    }
+    const json = readJsonBody(raw);
+    if (!json.ok) throw json.error;
+    const body = json.value;
     const single = !Array.isArray(body);
     const parsed = batchSchema.safeParse(single ? [body] : body);
     if (!parsed.success) {

@@ -11,6 +11,7 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type ToolDef, toolFor, toolsFor } from "../catalog/tools.ts";
 import { ApiError } from "../http/errors.ts";
+import { readJsonBody } from "../http/json-body.ts";
 import { type KeyedDeps, keyedHandler } from "../http/pipeline.ts";
 import type { KeyRecord } from "../queries/find-key-by-hash.ts";
 import { API_PREFIX, type RouteDef } from "../routes/route-def.ts";
@@ -181,6 +182,9 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps): void
     MCP_PATH,
     deps.tracked(
       keyedHandler(deps, { scope: null, mayHandOff }, async ({ record, request, reply, handedOff }) => {
+        // Malformed JSON is the SDK's to answer (a JSON-RPC parse error); too deep a value is ours.
+        const checked = readJsonBody(typeof request.body === "string" ? request.body : "");
+        if (!checked.ok && checked.reason === "depth") throw checked.error;
         const caller: Caller = {
           record,
           headers: keyHeaders(request),
