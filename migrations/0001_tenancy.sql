@@ -1,15 +1,21 @@
 -- Requests run as this role: it owns nothing, so FORCE'd row-level security always applies to it.
 -- Roles are cluster-wide and migrations of several databases may race to create it.
+-- An owner without CREATEROLE relies on the role created beforehand (docs/operations.md): CREATE ROLE
+-- checks that privilege before it looks for the name, so it is only tried when the role is missing.
 DO $$
 BEGIN
-  CREATE ROLE ascribe_app NOLOGIN NOSUPERUSER NOBYPASSRLS;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ascribe_app') THEN
+    CREATE ROLE ascribe_app NOLOGIN NOSUPERUSER NOBYPASSRLS;
+  END IF;
 EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
 END $$;
 --> statement-breakpoint
 -- The connecting user must be able to SET ROLE to it (a superuser already can).
 DO $$
 BEGIN
-  IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+  -- Granting needs ADMIN OPTION on the role, which a member granted it beforehand does not hold.
+  IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+     AND NOT pg_has_role(current_user, 'ascribe_app', 'MEMBER') THEN
     EXECUTE format('GRANT ascribe_app TO %I', current_user);
   END IF;
 EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
