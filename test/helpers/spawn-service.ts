@@ -84,11 +84,12 @@ export function runCli(
   env: NodeJS.ProcessEnv,
   args: readonly string[],
   timeoutMs = 60_000,
+  bin = BIN,
 ): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [BIN, ...args],
+      [bin, ...args],
       { cwd: ROOT, env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         let code: number | null = 0;
@@ -159,9 +160,16 @@ async function stopChild(child: ChildProcess, exited: Promise<Exit>, graceMs: nu
   return exit;
 }
 
-/** Spawns `ascribe serve` and waits for its start banner (rejects with its output if it exits first). */
-export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, "serve"], {
+/**
+ * Spawns `ascribe serve` and waits for its start banner (rejects with its output if it exits first);
+ * `bin`: another copy's bin/ascribe.js.
+ */
+export async function startServe(
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 60_000,
+  bin = BIN,
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [bin, "serve"], {
     cwd: ROOT,
     env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -187,11 +195,13 @@ export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Pr
       );
     }, timeoutMs);
     const check = () => {
-      const base = /^ {2}API base: (\S+)\r?\n/m.exec(out);
+      // On stdout, or on stderr with LOG_FORMAT=json (stdout then carries log lines only).
+      const printed = `${out}\n${err}`;
+      const base = /^ {2}API base: (\S+)\r?\n/m.exec(printed);
       if (!base?.[1]) return;
       // The banner is one write; the demo key, when there is one, follows with its hint line.
-      const demo = /^ {2}demo key: (\S+)\r?\n.*shown only this once/m.exec(out);
-      if (out.includes("demo key:") && !demo) return;
+      const demo = /^ {2}demo key: (\S+)\r?\n.*shown only this once/m.exec(printed);
+      if (printed.includes("demo key:") && !demo) return;
       cleanupListeners();
       resolve({ base: base[1], demoKey: demo?.[1] ?? null });
     };
@@ -206,9 +216,11 @@ export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Pr
     function cleanupListeners() {
       clearTimeout(timer);
       child.stdout?.off("data", check);
+      child.stderr?.off("data", check);
       child.off("exit", onExit);
     }
     child.stdout?.on("data", check);
+    child.stderr?.on("data", check);
     child.once("exit", onExit);
   }).catch(async (e: unknown) => {
     await stop(5_000);
