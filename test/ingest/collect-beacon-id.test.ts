@@ -6,6 +6,7 @@ import { type Database, rows, type Sql } from "../../src/db/client.ts";
 import { createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
 import { type Beacon, beaconSchema } from "../../src/ingest/beacon.ts";
 import { createBeaconWriter } from "../../src/ingest/beacon-writer.ts";
+import { claimBeaconIds } from "../../src/queries/beacon-receipts.ts";
 import {
   bearer,
   createTestApp,
@@ -255,6 +256,43 @@ describe("the beacon writer: ids in batches and across writers", () => {
       (await receipts(a.accountId)).map((r) => r.beacon_id),
       [UUID_ID, HEX_ID, B64_ID].sort(),
     );
+  });
+
+  test("a claim racing an uncommitted one waits: it skips the id after a commit, takes it after a rollback", async () => {
+    const a = await seedAccount(db);
+    for (const [outcome, id] of [
+      ["rollback", B64_ID],
+      ["commit", HEX_ID],
+    ] as const) {
+      const claim = (tx: Sql) => claimBeaconIds(tx, a.accountId, [{ beaconId: id, receivedAt: new Date() }]);
+      let claimed = () => {};
+      let release = () => {};
+      const hasClaimed = new Promise<void>((resolve) => {
+        claimed = resolve;
+      });
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const first = db.tenant(a.accountId, async (tx) => {
+        const ids = await claim(tx);
+        claimed();
+        await gate;
+        if (outcome === "rollback") throw new Error("rolled back");
+        return ids;
+      });
+      await hasClaimed;
+      let settled = false;
+      const second = db.tenant(a.accountId, claim).finally(() => {
+        settled = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(settled, false, `${outcome}: the second claim waits for the first transaction`);
+      release();
+      if (outcome === "rollback") await assert.rejects(first, /rolled back/);
+      else assert.deepEqual([...(await first)], [id]);
+      assert.deepEqual([...(await second)], outcome === "rollback" ? [id] : [], outcome);
+    }
+    assert.deepEqual(await receipts(a.accountId), [{ beacon_id: HEX_ID }, { beacon_id: B64_ID }]);
   });
 
   test("a batch that fails claims nothing: its beacons written again alone keep their ids, and a resend of the refused one lands", async () => {
