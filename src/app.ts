@@ -21,6 +21,7 @@ import type { AuditSink } from "./http/audit.ts";
 import { ApiError } from "./http/errors.ts";
 import { pipelineHandler, RATE_LIMIT } from "./http/pipeline.ts";
 import type { CounterStore } from "./http/rate-limiter.ts";
+import type { TrustProxy } from "./http/trust-proxy.ts";
 import { registerCollectRoute } from "./ingest/collect-route.ts";
 import { type CollectServices, collectServicesFor } from "./ingest/collect-services.ts";
 import { registerWebhookRoutes } from "./ingest/webhook-route.ts";
@@ -55,6 +56,8 @@ export interface AppDeps {
   sessions?: SessionStore;
   /** `/api/collect`'s limits, account lookup and writer; the production ones for any part not given. */
   collect?: Partial<CollectServices>;
+  /** The proxies whose X-Forwarded-For names the client (TRUST_PROXY); none: the socket's peer is. */
+  trustProxy?: TrustProxy;
 }
 
 declare module "fastify" {
@@ -62,6 +65,14 @@ declare module "fastify" {
     /** Resolves once no route handler is running. */
     drain(): Promise<void>;
   }
+}
+
+function trustProxyOption(trust: TrustProxy): string[] | ((address: string, hop: number) => boolean) | false {
+  if (trust === null) return false;
+  // Fastify 5.12 ignores a numeric trustProxy (it cannot check who the nearest peer is); a hop count
+  // is still what an operator with one proxy on the same host means, so it is spelled out here.
+  if (typeof trust === "number") return (_address, hop) => hop < trust;
+  return [...trust];
 }
 
 /** The Fastify instance with the whole pipeline; reads no environment. */
@@ -74,6 +85,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true },
     bodyLimit: 1024 * 1024,
+    // request.ip (throttles, audit, collect's per-IP limit) is the forwarded client only behind these.
+    trustProxy: trustProxyOption(deps.trustProxy ?? null),
   });
 
   app.decorateRequest("ascribe");

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { z } from "zod";
+import { parseTrustProxy, type TrustProxy } from "./http/trust-proxy.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -17,6 +18,16 @@ const envSchema = z.object({
     .regex(/^rediss?:\/\//, "must start with redis:// or rediss://")
     .optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  /** Behind a reverse proxy: its hop count or addresses, so the client address is read from X-Forwarded-For. */
+  TRUST_PROXY: z
+    .string()
+    .transform((value, ctx) => {
+      const parsed = parseTrustProxy(value);
+      if (parsed.ok) return parsed.value;
+      ctx.addIssue({ code: "custom", message: parsed.error });
+      return z.NEVER;
+    })
+    .optional(),
   /** Server-side statement timeout on PostgreSQL; PGlite cannot interrupt a query (single WASM thread). */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   /** Client-side bound on one PostgreSQL query (a frozen server); unset: the statement timeout + 2 s. */
@@ -49,6 +60,8 @@ export interface Config {
   readonly databaseUrl: string | null;
   readonly redisUrl: string | null;
   readonly logLevel: (typeof LOG_LEVELS)[number];
+  /** null: no proxy is trusted and X-Forwarded-For is ignored. */
+  readonly trustProxy: TrustProxy;
   readonly statementTimeoutMs: number;
   /** Past it a query is abandoned and its connection destroyed; above the statement timeout. */
   readonly queryTimeoutMs: number;
@@ -82,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL ?? null,
     redisUrl: e.REDIS_URL ?? null,
     logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY ?? null,
     statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     queryTimeoutMs: e.DB_QUERY_TIMEOUT_MS ?? e.DB_STATEMENT_TIMEOUT_MS + 2_000,
     connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,

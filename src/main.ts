@@ -180,6 +180,7 @@ export async function startService(config: Config, logger: Logger = createLogger
       sessions: sessionStoreFor(db),
       // Beacons: the production limits, account cache and group-commit writer for this database.
       collect: collectServicesFor(db),
+      trustProxy: config.trustProxy,
       metrics,
     });
     opened.push(() => app.close());

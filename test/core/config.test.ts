@@ -25,6 +25,7 @@ test("defaults follow CONTRACT.md", () => {
       adNetwork: "meta",
       metaApiUrl: "https://graph.facebook.com/v21.0",
       metaAccessToken: null,
+      trustProxy: null,
     },
   );
   assert.ok(Object.isFrozen(config));

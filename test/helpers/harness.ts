@@ -16,6 +16,7 @@ import { type Database, openEmbedded, openPostgres, rows } from "../../src/db/cl
 import { demoWav } from "../../src/demo/write.ts";
 import { type AuditSink, createAuditWriter } from "../../src/http/audit.ts";
 import { type CounterStore, createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
+import type { TrustProxy } from "../../src/http/trust-proxy.ts";
 import { keyStoreFor } from "../../src/main.ts";
 import type { Mailer } from "../../src/people/mailer.ts";
 import { routes as defaultRoutes } from "../../src/routes/index.ts";
@@ -92,6 +93,8 @@ export interface TestAppOptions {
   files?: ObjectStore;
   /** Invitations and reset mails; none: links are only printed (the application says so). */
   mailer?: Mailer;
+  /** TRUST_PROXY: requests come through a proxy that names the client in X-Forwarded-For. */
+  trustProxy?: TrustProxy;
 }
 
 /**
@@ -115,6 +118,7 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}) 
     siteUrl: () => TEST_SITE_URL,
     clock: options.clock,
     mailer: options.mailer,
+    trustProxy: options.trustProxy,
   });
   const conformance = checkResponsesAgainstOpenApi(app, routes, TEST_SITE_URL);
   await app.ready();
