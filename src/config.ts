@@ -28,6 +28,10 @@ const envSchema = z.object({
       return z.NEVER;
     })
     .optional(),
+  /** `json`: stdout carries only pino's JSON lines (the start banner goes to stderr). */
+  LOG_FORMAT: z.enum(["pretty", "json"]).default("pretty"),
+  /** Prometheus `GET /metrics` on HOST:METRICS_PORT, apart from the site; unset: no listener. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Server-side statement timeout on PostgreSQL; PGlite cannot interrupt a query (single WASM thread). */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   /** Client-side bound on one PostgreSQL query (a frozen server); unset: the statement timeout + 2 s. */
@@ -62,6 +66,9 @@ export interface Config {
   readonly logLevel: (typeof LOG_LEVELS)[number];
   /** null: no proxy is trusted and X-Forwarded-For is ignored. */
   readonly trustProxy: TrustProxy;
+  readonly logFormat: "pretty" | "json";
+  /** null: no metrics listener. */
+  readonly metricsPort: number | null;
   readonly statementTimeoutMs: number;
   /** Past it a query is abandoned and its connection destroyed; above the statement timeout. */
   readonly queryTimeoutMs: number;
@@ -96,6 +103,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL ?? null,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY ?? null,
+    logFormat: e.LOG_FORMAT,
+    metricsPort: e.METRICS_PORT ?? null,
     statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     queryTimeoutMs: e.DB_QUERY_TIMEOUT_MS ?? e.DB_STATEMENT_TIMEOUT_MS + 2_000,
     connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,

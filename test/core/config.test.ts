@@ -15,6 +15,8 @@ test("defaults follow CONTRACT.md", () => {
       databaseUrl: null,
       redisUrl: null,
       logLevel: "info",
+      logFormat: "pretty",
+      metricsPort: null,
       statementTimeoutMs: 15_000,
       queryTimeoutMs: 17_000,
       connectTimeoutMs: 5_000,
@@ -52,6 +54,17 @@ test("values are read and checked; empty variables count as unset", () => {
   assert.equal(config.siteUrl, "https://track.example.com");
   assert.equal(config.databaseUrl, "postgres://u@h:5432/db");
   assert.equal(config.statementTimeoutMs, 15_000);
+});
+
+test("LOG_FORMAT and METRICS_PORT: json keeps stdout JSON; a port turns the metrics listener on", () => {
+  const config = loadConfig({ LOG_FORMAT: "json", METRICS_PORT: "9464" });
+  assert.equal(config.logFormat, "json");
+  assert.equal(config.metricsPort, 9464);
+  assert.equal(loadConfig({ METRICS_PORT: "0" }).metricsPort, 0);
+  assert.throws(
+    () => loadConfig({ LOG_FORMAT: "xml", METRICS_PORT: "70000" }),
+    (err: Error) => /LOG_FORMAT:/.test(err.message) && /METRICS_PORT:/.test(err.message),
+  );
 });
 
 test("PostgreSQL's client-side limits: the query timeout follows the statement timeout unless set", () => {

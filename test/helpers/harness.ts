@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before } from "node:test";
 import { sql } from "drizzle-orm";
 import pg from "pg";
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { createAccount, setPlan } from "../../src/admin/accounts.ts";
 import { createKey, revokeKey } from "../../src/admin/keys.ts";
 import { buildApp } from "../../src/app.ts";
@@ -15,6 +15,7 @@ import { createSecretBox, type SecretBox } from "../../src/crypto/secret-box.ts"
 import { type Database, openEmbedded, openPostgres, rows } from "../../src/db/client.ts";
 import { demoWav } from "../../src/demo/write.ts";
 import { type AuditSink, createAuditWriter } from "../../src/http/audit.ts";
+import type { Metrics } from "../../src/http/metrics.ts";
 import { type CounterStore, createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
 import type { TrustProxy } from "../../src/http/trust-proxy.ts";
 import { keyStoreFor } from "../../src/main.ts";
@@ -95,6 +96,9 @@ export interface TestAppOptions {
   mailer?: Mailer;
   /** TRUST_PROXY: requests come through a proxy that names the client in X-Forwarded-For. */
   trustProxy?: TrustProxy;
+  /** The app's logger (the access log); silent unless given. */
+  logger?: Logger;
+  metrics?: Metrics;
 }
 
 /**
@@ -112,13 +116,14 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}) 
     keys: options.keys ?? keyStoreFor(db),
     counters: options.counters ?? createMemoryCounterStore(),
     audit,
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     routes,
     files,
     siteUrl: () => TEST_SITE_URL,
     clock: options.clock,
     mailer: options.mailer,
     trustProxy: options.trustProxy,
+    metrics: options.metrics,
   });
   const conformance = checkResponsesAgainstOpenApi(app, routes, TEST_SITE_URL);
   await app.ready();

@@ -51,7 +51,9 @@ describe("/healthz and /readyz", () => {
     );
     assert.ok(latest);
     await t.db.admin(null, (tx) =>
-      tx.execute(sql`delete from drizzle.__drizzle_migrations where created_at = ${latest.created_at}::bigint`),
+      tx.execute(
+        sql`delete from drizzle.__drizzle_migrations where created_at = ${latest.created_at}::bigint`,
+      ),
     );
     try {
       const r = await t.app.inject({ method: "GET", url: "/readyz" });
