@@ -17,8 +17,11 @@ import { registerToolsRoute } from "./catalog/tools-route.ts";
 import { registerUploadRoute } from "./creatives/uploads.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Database } from "./db/client.ts";
+import { observeRequests } from "./http/access-log.ts";
 import type { AuditSink } from "./http/audit.ts";
 import { ApiError } from "./http/errors.ts";
+import { registerHealthRoutes } from "./http/health.ts";
+import { type Metrics, noMetrics } from "./http/metrics.ts";
 import { pipelineHandler, RATE_LIMIT } from "./http/pipeline.ts";
 import type { CounterStore } from "./http/rate-limiter.ts";
 import type { TrustProxy } from "./http/trust-proxy.ts";
@@ -56,6 +59,8 @@ export interface AppDeps {
   sessions?: SessionStore;
   /** `/api/collect`'s limits, account lookup and writer; the production ones for any part not given. */
   collect?: Partial<CollectServices>;
+  /** Prometheus counters (METRICS_PORT); none: nothing is counted. */
+  metrics?: Metrics;
   /** The proxies whose X-Forwarded-For names the client (TRUST_PROXY); none: the socket's peer is. */
   trustProxy?: TrustProxy;
 }
@@ -82,6 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
+    // Fastify's own two lines per request are replaced by one (observeRequests, below).
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true },
     bodyLimit: 1024 * 1024,
@@ -90,6 +96,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.decorateRequest("ascribe");
+  const metrics = deps.metrics ?? noMetrics;
+  observeRequests(app, metrics);
   app.addHook("onRequest", async (request, reply) => {
     request.ascribe = { rateLimitRemaining: RATE_LIMIT };
     reply.header("X-Request-Id", request.id);
@@ -134,6 +142,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const methodNotAllowed = (allowed: readonly string[]) => async () => {
     throw new ApiError("method_not_allowed", { allowed });
   };
+
+  // The operator's probes: no key, no rate limit, no tenant data.
+  registerHealthRoutes(app, { db: deps.db, counters: deps.counters, logger: app.log });
 
   // The index and the reference need no key.
   app.get(API_PREFIX, async () => ({ data: buildIndex(deps.routes, deps.siteUrl()) }));
@@ -199,7 +210,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerUploadRoute(app, { db: deps.db, files: deps.files, clock });
   registerWebhookRoutes(app, { db: deps.db, secrets: deps.secrets, counters: deps.counters, clock });
   const collect = collectServicesFor(deps.db, deps.collect);
-  registerCollectRoute(app, { ...collect, counters: deps.counters, clock });
+  registerCollectRoute(app, { ...collect, counters: deps.counters, clock, metrics });
   registerTestUtmRoute(app, { accounts: collect.accounts, counters: deps.counters });
   registerTrackScriptRoute(app);
   registerTlsAskRoute(app, { accounts: collect.accounts });

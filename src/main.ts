@@ -105,7 +105,8 @@ export async function openMetrics(
   db: Database,
 ): Promise<{ metrics: Metrics; listener: MetricsListener | null }> {
   if (config.metricsPort === null) return { metrics: noMetrics, listener: null };
-  const metrics = createMetrics({ pool: () => db.poolStats?.() ?? null });
+  const poolStats = db.poolStats?.bind(db);
+  const metrics = createMetrics(poolStats ? { pool: poolStats } : {});
   const listener = await listenForMetrics(metrics, { host: config.host, port: config.metricsPort });
   return { metrics, listener };
 }
