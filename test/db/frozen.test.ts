@@ -63,6 +63,7 @@ const SLACK_MS = 1_000;
 describe("PostgreSQL frozen", { skip }, () => {
   let db: Database & { url: string | null };
   before(async () => {
+    if (backend !== "postgres") return; // each test fails (CI=true)
     db = await openTestDatabase();
   });
   after(async () => {
@@ -101,6 +102,7 @@ describe("PostgreSQL frozen", { skip }, () => {
   }
 
   test("a query on a frozen server answers 502 upstream_error within the query timeout; thawed, the pool recovers", async () => {
+    assert.equal(backend, "postgres", "CI=true: this suite needs DATABASE_URL (the PostgreSQL leg)");
     const account = await seedAccount(db);
     const key = await account.key(["read:icp"]);
     const { relay, app, close } = await appBehindRelay();
@@ -126,6 +128,7 @@ describe("PostgreSQL frozen", { skip }, () => {
   });
 
   test("a server frozen before the first connection answers 502 within the connect timeout", async () => {
+    assert.equal(backend, "postgres", "CI=true: this suite needs DATABASE_URL (the PostgreSQL leg)");
     const account = await seedAccount(db);
     const key = await account.key(["read:icp"]);
     const { relay, app, close } = await appBehindRelay();
