@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { isEmptyInstance } from "./admin/accounts.ts";
 import { lockDataDir, releaseDataDir, serveAdminCommands } from "./admin/admin-socket.ts";
+import { settingValues } from "./admin/command-settings.ts";
 import type { AdminContext } from "./admin/commands.ts";
 import { DEMO_OWNER, seedDemo } from "./admin/demo.ts";
 import { reinviteMember } from "./admin/members.ts";
@@ -14,7 +14,8 @@ import { type Database, openEmbedded, openPostgres } from "./db/client.ts";
 import { createAuditWriter } from "./http/audit.ts";
 import { createMetrics, type Metrics, noMetrics } from "./http/metrics.ts";
 import { listenForMetrics, type MetricsListener } from "./http/metrics-server.ts";
-import { type CounterStore, createMemoryCounterStore, createRedisCounterStore } from "./http/rate-limiter.ts";
+import { type CounterStore, createMemoryCounterStore } from "./http/rate-limiter.ts";
+import { connectRedisCounters } from "./http/redis-counters.ts";
 import { collectServicesFor } from "./ingest/collect-services.ts";
 import { createLogger } from "./logger.ts";
 import { createSmtpMailer, type Mailer, printOnlyMailer } from "./people/mailer.ts";
@@ -25,7 +26,7 @@ import type { AdNetwork } from "./rules/ad-network.ts";
 import { startFakeAdNetwork } from "./rules/fake-ad-network.ts";
 import { createGraphApiNetwork } from "./rules/graph-api-network.ts";
 import { scheduleRules } from "./rules/rule-schedule.ts";
-import { secureDataDir } from "./storage/data-dir.ts";
+import { narrowToPrivate, secureDataDir } from "./storage/data-dir.ts";
 import { createLocalObjectStore } from "./storage/local-store.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
 
@@ -42,12 +43,17 @@ export interface RunningService {
 }
 
 export async function openDatabase(config: Config): Promise<Database> {
-  return config.databaseUrl
-    ? openPostgres(config.databaseUrl, config.statementTimeoutMs, {
-        queryTimeoutMs: config.queryTimeoutMs,
-        connectTimeoutMs: config.connectTimeoutMs,
-      })
-    : openEmbedded(config.dataDir);
+  if (config.databaseUrl) {
+    return openPostgres(config.databaseUrl, config.statementTimeoutMs, {
+      queryTimeoutMs: config.queryTimeoutMs,
+      connectTimeoutMs: config.connectTimeoutMs,
+    });
+  }
+  const db = await openEmbedded(config.dataDir);
+  // PGlite chmods some files itself, which no umask narrows (a new database's files 0666, the
+  // relation cache it writes on opening 0644), inside folders the umask keeps 0700: narrowed here.
+  await narrowToPrivate(join(config.dataDir, "pgdata"));
+  return db;
 }
 
 /**
@@ -111,19 +117,13 @@ export async function openMetrics(
   return { metrics, listener };
 }
 
-function openCounters(config: Config): CounterStore {
+/**
+ * Shared counters on Redis when REDIS_URL is set, falling back to this process's own while Redis is
+ * unreachable; otherwise this process's own.
+ */
+async function openCounters(config: Config, logger: Logger): Promise<CounterStore> {
   if (!config.redisUrl) return createMemoryCounterStore();
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
-  const store = createRedisCounterStore(redis, "ascribe:");
-  return {
-    hit: store.hit,
-    peek: store.peek,
-    status: store.status,
-    async close() {
-      await store.close();
-      await redis.quit().catch(() => redis.disconnect());
-    },
-  };
+  return connectRedisCounters(config.redisUrl, { logger });
 }
 
 /** Builds the dependencies from the config, starts listening, and returns how to stop. */
@@ -162,8 +162,17 @@ export async function startService(config: Config, logger: Logger = createLogger
     const mailer = openMailer(config, () => siteUrl);
     const adNetwork = await openAdNetwork(config);
     opened.push(() => adNetwork.close());
-    ready({ db, secrets, files, network: adNetwork.network, mailer, siteUrl: () => siteUrl, metrics });
-    const counters = openCounters(config);
+    ready({
+      db,
+      secrets,
+      files,
+      network: adNetwork.network,
+      mailer,
+      siteUrl: () => siteUrl,
+      metrics,
+      settings: (command) => settingValues(config, command, siteUrl),
+    });
+    const counters = await openCounters(config, logger);
     opened.push(() => counters.close());
     const audit = createAuditWriter(db, logger);
     opened.push(() => audit.close());

@@ -9,10 +9,11 @@ export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 
 /**
- * The umask of every process that writes into DATA_DIR. PGlite creates its files through Node's fs
- * with the default modes (0666 files, 0777 directories, minus the umask) and keeps creating them
- * (WAL segments, new relations) while it runs, so only the umask bounds them; the object store and
- * the key files also pass explicit modes, so they hold even without it.
+ * The umask of every process that writes into DATA_DIR. PGlite creates folders and files through
+ * Node's fs while it runs (new relations, WAL segments), so the umask is what bounds them; the few
+ * it chmods itself (a new database's files 0666, the relation cache 0644) are narrowed once it is
+ * open (main.ts, openDatabase), inside folders the umask already made 0700. The object store and
+ * the key files pass explicit modes as well, so they hold even without the umask.
  */
 const PRIVATE_UMASK = 0o077;
 
@@ -42,6 +43,13 @@ export async function secureDataDir(
     const more = report.skipped.length > 5 ? ` (and ${report.skipped.length - 5} more)` : "";
     warn(`DATA_DIR: ${report.skipped.length} entries could not be made private: ${shown}${more}`);
   }
+  return report;
+}
+
+/** Narrows one folder of DATA_DIR and all it holds (0700 / 0600, bits only removed). */
+export async function narrowToPrivate(dir: string): Promise<SecureReport> {
+  const report: SecureReport = { tightened: 0, skipped: [] };
+  await tighten(dir, false, report);
   return report;
 }
 
