@@ -21,6 +21,7 @@ import { observeRequests } from "./http/access-log.ts";
 import type { AuditSink } from "./http/audit.ts";
 import { ApiError } from "./http/errors.ts";
 import { registerHealthRoutes } from "./http/health.ts";
+import { answerConnect, trackRouteMethods } from "./http/method-guard.ts";
 import { type Metrics, noMetrics } from "./http/metrics.ts";
 import { pipelineHandler, RATE_LIMIT } from "./http/pipeline.ts";
 import type { CounterStore } from "./http/rate-limiter.ts";
@@ -37,8 +38,6 @@ import { registerTestUtmRoute } from "./tracking/test-utm-route.ts";
 import { registerTlsAskRoute } from "./tracking/tls-ask-route.ts";
 import { registerTrackScriptRoute } from "./tracking/track-script-route.ts";
 import { registerWebApp } from "./web/web-app.ts";
-
-const ALL_METHODS = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"] as const;
 
 export interface AppDeps {
   db: Database;
@@ -59,10 +58,10 @@ export interface AppDeps {
   sessions?: SessionStore;
   /** `/api/collect`'s limits, account lookup and writer; the production ones for any part not given. */
   collect?: Partial<CollectServices>;
-  /** Prometheus counters (METRICS_PORT); none: nothing is counted. */
-  metrics?: Metrics;
   /** The proxies whose X-Forwarded-For names the client (TRUST_PROXY); none: the socket's peer is. */
   trustProxy?: TrustProxy;
+  /** Prometheus counters (METRICS_PORT); none: nothing is counted. */
+  metrics?: Metrics;
 }
 
 declare module "fastify" {
@@ -95,6 +94,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: trustProxyOption(deps.trustProxy ?? null),
   });
 
+  // Before any route: every route registered from here on is known to the 405 answer.
+  const methodIndex = trackRouteMethods(app);
+  answerConnect(app);
   app.decorateRequest("ascribe");
   const metrics = deps.metrics ?? noMetrics;
   observeRequests(app, metrics);
@@ -104,6 +106,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook("onSend", async (request, reply) => {
     reply.header("Cache-Control", "private, no-store");
+    // Every answer, pages, scripts and files included: a browser never guesses another type.
+    reply.header("X-Content-Type-Options", "nosniff");
     reply.header("X-RateLimit-Limit", String(RATE_LIMIT));
     reply.header("X-RateLimit-Remaining", String(request.ascribe.rateLimitRemaining));
   });
@@ -134,14 +138,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return reply.status(502).send(new ApiError("upstream_error").body());
   });
 
+  // A path some route serves, asked with another method (PATCH, TRACE, PROPFIND, CONNECT…), is a
+  // 405 naming the methods it has; one no route serves is a 404.
   app.setNotFoundHandler((request, reply) => {
     const route = request.url.split("?")[0] ?? request.url;
+    const allowed = methodIndex.refusal(request.method, route);
+    if (allowed !== null)
+      return reply.status(405).send(new ApiError("method_not_allowed", { allowed }).body());
     return reply.status(404).send(new ApiError("unknown_route", { route }).body());
   });
-
-  const methodNotAllowed = (allowed: readonly string[]) => async () => {
-    throw new ApiError("method_not_allowed", { allowed });
-  };
 
   // The operator's probes: no key, no rate limit, no tenant data.
   registerHealthRoutes(app, { db: deps.db, counters: deps.counters, logger: app.log });
@@ -156,9 +161,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return openApi.doc;
   });
   registerReferencePage(app, { siteUrl: deps.siteUrl });
-  for (const url of [API_PREFIX, `${API_PREFIX}/openapi.json`]) {
-    app.route({ method: ["PUT", "POST", "PATCH", "DELETE"], url, handler: methodNotAllowed(["GET"]) });
-  }
 
   // Handlers still running: a stop waits for them before it flushes the audit and closes the
   // database (a client that hung up does not end its request's work).
@@ -192,13 +194,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   for (const route of deps.routes) {
     const url = API_PREFIX + route.path;
     const handler = tracked(pipelineHandler(route, pipelineDeps));
-    // A GET route answers HEAD too (Fastify exposes it); every other method is a 405.
+    // A GET route answers HEAD too (Fastify exposes it); every other method is a 405 (not-found handler).
     app.route({ method: [...route.methods], url, handler });
-    const served: readonly string[] = route.methods.includes("GET")
-      ? [...route.methods, "HEAD"]
-      : route.methods;
-    const others = ALL_METHODS.filter((m) => !served.includes(m));
-    app.route({ method: others, url, handler: methodNotAllowed(route.methods) });
   }
 
   // Agents: the /tools manifest and the MCP server, both generated from the same registry.

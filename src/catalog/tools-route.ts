@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { ApiError } from "../http/errors.ts";
 import { type KeyedDeps, keyedHandler } from "../http/pipeline.ts";
 import { API_PREFIX, type RouteDef } from "../routes/route-def.ts";
 import { buildToolManifest } from "./tools.ts";
@@ -28,11 +27,4 @@ export function registerToolsRoute(app: FastifyInstance, deps: ToolsRouteDeps): 
       })),
     ),
   );
-  app.route({
-    method: ["PUT", "POST", "PATCH", "DELETE"],
-    url,
-    handler: async () => {
-      throw new ApiError("method_not_allowed", { allowed: ["GET"] });
-    },
-  });
 }

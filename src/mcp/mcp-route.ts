@@ -10,7 +10,6 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type ToolDef, toolFor, toolsFor } from "../catalog/tools.ts";
-import { ApiError } from "../http/errors.ts";
 import { readJsonBody } from "../http/json-body.ts";
 import { type KeyedDeps, keyedHandler } from "../http/pipeline.ts";
 import type { KeyRecord } from "../queries/find-key-by-hash.ts";
@@ -222,13 +221,6 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps): void
       }),
     ),
   );
-  // Stateless: no server-sent stream to open (GET) and no session to end (DELETE). The SDK's
-  // client takes the 405 to mean exactly that.
-  app.route({
-    method: ["GET", "HEAD", "PUT", "PATCH", "DELETE"],
-    url: MCP_PATH,
-    handler: async () => {
-      throw new ApiError("method_not_allowed", { allowed: ["POST"] });
-    },
-  });
+  // Stateless: no server-sent stream to open (GET) and no session to end (DELETE). Every method
+  // but POST is the app's 405 (`allowed: ["POST"]`), which the SDK's client takes to mean exactly that.
 }
