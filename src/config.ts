@@ -83,6 +83,8 @@ export interface Config {
   readonly smtpUrl: string | null;
   /** The sender of the application's mail; default `Ascribe <no-reply@{site host}>`. */
   readonly smtpFrom: string | null;
+  /** The variables the environment set (not left to their default): what a caller asked for. */
+  readonly explicitlySet: readonly string[];
 }
 
 /** The only reader of the environment. Throws one readable line per invalid variable. */
@@ -95,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   return Object.freeze({
+    explicitlySet: Object.keys(cleaned).filter((name) => Object.hasOwn(envSchema.shape, name)),
     port: e.PORT,
     host: e.HOST,
     siteUrl: e.SITE_URL ? e.SITE_URL.replace(/\/+$/, "") : null,

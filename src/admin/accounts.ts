@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Sql } from "../db/client.ts";
 import { accounts, serviceState } from "../db/schema.ts";
@@ -127,5 +127,35 @@ export async function updateAccountSettings(db: Database, input: z.input<typeof 
       .returning({ id: accounts.id, name: accounts.name, timezone: accounts.timezone });
     if (!row) throw new ApiError("not_found", {}, `account ${u.account} not found`);
     return row;
+  });
+}
+
+export interface ListedAccount {
+  id: string;
+  name: string;
+  plan: Plan;
+  timezone: string;
+  currency: string;
+  created_at: string;
+}
+
+/** Every account of the instance, oldest first (`ascribe accounts list`). */
+export async function listAccounts(db: Database): Promise<ListedAccount[]> {
+  return db.admin(null, async (tx) => {
+    // Forced row-level security shows an administration transaction that names no tenant nothing,
+    // except through the listing policy (migration 0024) that this setting opens until commit.
+    await tx.execute(sql`select set_config('app.account_listing', 'on', true)`);
+    const found = await tx
+      .select({
+        id: accounts.id,
+        name: accounts.name,
+        plan: accounts.plan,
+        timezone: accounts.timezone,
+        currency: accounts.currency,
+        createdAt: accounts.createdAt,
+      })
+      .from(accounts)
+      .orderBy(accounts.createdAt, accounts.id);
+    return found.map(({ createdAt, ...a }) => ({ ...a, created_at: createdAt.toISOString() }));
   });
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, unlinkSync } from "node:fs";
 import { createConnection, createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { ensureAdminToken, readAdminTokenAsPeer, readOwnAdminToken, tokenMatches } from "./admin-token.ts";
+import type { SettingValues } from "./command-settings.ts";
 import { type AdminContext, adminCommands, describeError, isAdminCommand } from "./commands.ts";
 
 /*
@@ -24,7 +25,9 @@ interface AdminRequest {
   token?: unknown;
 }
 
-export type AdminReply = { ok: true; result: unknown } | { ok: false; error: string };
+export type AdminReply =
+  /** `settings`: the server's values of what the command depended on (command-settings.ts). */
+  { ok: true; result: unknown; settings?: SettingValues } | { ok: false; error: string };
 
 /** Carries out one admin request; what a lock holder does with the requests it receives. */
 /** `progress` sends an interim line (a long import's counts) before the reply. */
@@ -145,7 +148,8 @@ export function serveAdminCommands(ready: Promise<Omit<AdminContext, "progress">
     try {
       if (!isAdminCommand(request.command)) return { ok: false, error: `unknown command ${request.command}` };
       const context = { ...(await ready), progress };
-      return { ok: true, result: await adminCommands[request.command](context, request.args) };
+      const result = await adminCommands[request.command](context, request.args);
+      return { ok: true, result, settings: context.settings?.(request.command) };
     } catch (err) {
       return { ok: false, error: describeError(err) };
     }

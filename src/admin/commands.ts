@@ -8,9 +8,17 @@ import type { Mailer } from "../people/mailer.ts";
 import type { AdNetwork } from "../rules/ad-network.ts";
 import { runRules } from "../rules/rule-engine.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
-import { createAccount, createAccountInput, setPlan, setPlanInput } from "./accounts.ts";
+import { createAccount, createAccountInput, listAccounts, setPlan, setPlanInput } from "./accounts.ts";
+import type { SettingValues } from "./command-settings.ts";
 import { demoInput, seedDemo } from "./demo.ts";
-import { addDomain, addDomainInput } from "./domains.ts";
+import {
+  addDomain,
+  addDomainInput,
+  listDomains,
+  listDomainsInput,
+  removeDomain,
+  removeDomainInput,
+} from "./domains.ts";
 import { createKey, createKeyInput, listKeys, listKeysInput, revokeKey, revokeKeyInput } from "./keys.ts";
 import {
   addMemberInput,
@@ -40,6 +48,8 @@ export interface AdminContext {
   progress: (value: unknown) => void;
   /** The server's metrics, when the server carries the command out. */
   metrics?: Metrics;
+  /** The server's values of the settings a command depends on, sent back with its result. */
+  settings?: (command: string) => SettingValues;
 }
 
 const rulesRunInput = z
@@ -64,10 +74,13 @@ export const adminCommands = {
     if (!owner || !created.invite_url) return created;
     return { ...created, ...(await deliverInvitation(context, owner, created.invite_url, created.name)) };
   },
+  "accounts.list": ({ db }: AdminContext) => listAccounts(db),
   "accounts.set-plan": ({ db }: AdminContext, args: unknown) => setPlan(db, setPlanInput.parse(args)),
   "accounts.webhook-secret": ({ db, secrets }: AdminContext, args: unknown) =>
     rotateWebhookSecret(db, secrets, webhookSecretInput.parse(args)),
   "domains.add": ({ db }: AdminContext, args: unknown) => addDomain(db, addDomainInput.parse(args)),
+  "domains.list": ({ db }: AdminContext, args: unknown) => listDomains(db, listDomainsInput.parse(args)),
+  "domains.remove": ({ db }: AdminContext, args: unknown) => removeDomain(db, removeDomainInput.parse(args)),
   "members.add": (context: AdminContext, args: unknown) => inviteMember(context, addMemberInput.parse(args)),
   "members.list": ({ db }: AdminContext, args: unknown) => listMembers(db, listMembersInput.parse(args)),
   "members.remove": ({ db }: AdminContext, args: unknown) => removeMember(db, removeMemberInput.parse(args)),
@@ -99,14 +112,4 @@ export function isAdminCommand(name: string): name is AdminCommand {
   return Object.hasOwn(adminCommands, name);
 }
 
-/** One line for a human: zod issues name the argument, ApiErrors carry their message. */
-export function describeError(err: unknown): string {
-  if (err && typeof err === "object" && "issues" in err && Array.isArray(err.issues)) {
-    return err.issues
-      .map((i: { path?: PropertyKey[]; message?: string }) =>
-        i.path && i.path.length > 0 ? `--${String(i.path[0])}: ${i.message}` : String(i.message),
-      )
-      .join("; ");
-  }
-  return err instanceof Error ? err.message : String(err);
-}
+export { describeError } from "./describe-error.ts";
