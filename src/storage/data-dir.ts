@@ -66,12 +66,15 @@ function leftForItsCheck(name: string, mode: number, top: boolean): boolean {
 }
 
 async function tighten(dir: string, top: boolean, report: SecureReport): Promise<void> {
-  await narrow(dir, PRIVATE_DIR_MODE, report);
+  const own = await lstat(dir).catch(() => null);
+  if (!own) return;
+  await narrow(dir, own.mode, PRIVATE_DIR_MODE, report);
   let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err) {
-    report.skipped.push(`${dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT") report.skipped.push(`${dir}: ${code ?? String(err)}`);
     return;
   }
   for (const entry of entries) {
@@ -82,18 +85,20 @@ async function tighten(dir: string, top: boolean, report: SecureReport): Promise
       await tighten(path, false, report);
       continue;
     }
-    const { mode } = await lstat(path);
+    // Gone since it was listed (a temporary file of the database): nothing to narrow.
+    const found = await lstat(path).catch(() => null);
+    if (!found) continue;
+    const { mode } = found;
     if (leftForItsCheck(entry.name, mode, top)) {
       report.skipped.push(`${path}: writable or readable by others, left for its own check`);
       continue;
     }
-    await narrow(path, PRIVATE_FILE_MODE, report);
+    await narrow(path, mode, PRIVATE_FILE_MODE, report);
   }
 }
 
 /** Removes bits only: a file made 0400 on purpose stays 0400. */
-async function narrow(path: string, allowed: number, report: SecureReport): Promise<void> {
-  const { mode } = await lstat(path);
+async function narrow(path: string, mode: number, allowed: number, report: SecureReport): Promise<void> {
   const current = mode & 0o7777;
   const wanted = current & allowed;
   if (current === wanted) return;
