@@ -1,6 +1,10 @@
 import pino, { type DestinationStream, type Logger } from "pino";
 import pinoPretty from "pino-pretty";
 import type { Config } from "./config.ts";
+import { serializeLoggedError } from "./db/query-error.ts";
+
+// A failed query is logged without the values bound to it (contacts' emails and names).
+const serializers = { err: serializeLoggedError };
 
 /**
  * The service's logger on stdout. `json`: pino's JSON lines only, for a collector. `pretty`: one
@@ -11,7 +15,7 @@ export function createLogger(
   config: Pick<Config, "logLevel" | "logFormat">,
   destination?: DestinationStream,
 ): Logger {
-  if (config.logFormat === "json") return pino({ level: config.logLevel }, destination);
+  if (config.logFormat === "json") return pino({ level: config.logLevel, serializers }, destination);
   const pretty = pinoPretty({
     sync: true,
     singleLine: true,
@@ -19,5 +23,5 @@ export function createLogger(
     ignore: "pid,hostname",
     ...(destination ? { destination } : {}),
   });
-  return pino({ level: config.logLevel }, pretty);
+  return pino({ level: config.logLevel, serializers }, pretty);
 }

@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
+import { withoutBoundValues } from "../db/query-error.ts";
 import type { BatchResult } from "./kinds.ts";
 
 /*
@@ -25,19 +26,23 @@ export interface SizingOptions {
   targetMs: number;
   /** Records in the first batch, before anything is known of their cost. */
   initial: number;
+  /** The least a batch holds when it is not failing: below it, per-batch costs dominate. */
+  min: number;
   max: number;
 }
 
 /**
  * Adaptive batch size. A batch's time per record predicts the next one's: the next batch is what
  * fits in `targetMs` at that rate, at most twice the last (one unusually fast batch must not make
- * the next one take ten times the target) and at least 1. `fixed` disables it.
+ * the next one take ten times the target) and at least `min`; after a timeout, half the failed
+ * batch, down to 1. `fixed` disables it.
  */
 export class BatchSizer {
   private size: number;
 
   constructor(private readonly options: SizingOptions | { fixed: number }) {
-    this.size = "fixed" in options ? Math.max(1, options.fixed) : clamp(options.initial, 1, options.max);
+    this.size =
+      "fixed" in options ? Math.max(1, options.fixed) : clamp(options.initial, options.min, options.max);
   }
 
   next(): number {
@@ -48,7 +53,7 @@ export class BatchSizer {
   observe(records: number, ms: number): void {
     if ("fixed" in this.options || records < 1) return;
     const fits = Math.floor((records * this.options.targetMs) / Math.max(ms, 1));
-    this.size = clamp(Math.min(fits, records * 2), 1, this.options.max);
+    this.size = clamp(Math.min(fits, records * 2), this.options.min, this.options.max);
   }
 
   /** A batch of `records` failed on a timeout: the next ones are half its size. */
@@ -127,7 +132,8 @@ export async function writeWithRetry<R>(
       result.skipped += written.skipped;
       result.adsChanged = (result.adsChanged ?? 0) + (written.adsChanged ?? 0);
     } catch (err) {
-      if (!isRetryable(err)) throw err;
+      // Not a line's fault: the import stops, told in one line without the batch's values.
+      if (!isRetryable(err)) throw withoutBoundValues(err);
       if (tried + 1 >= options.attempts) {
         const error = `not imported after ${tried + 1} attempts: ${reasonOf(err)}`;
         for (const p of part) errors.push({ line: p.line, error });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
+import type { InjectOptions } from "fastify";
 import { REFERENCE_CSP } from "../../src/catalog/reference-page.ts";
 import { bearer, type SeededAccount, seedAccount, seedRecordedCall, useTestApp } from "../helpers/harness.ts";
 
@@ -19,7 +20,7 @@ describe("X-Content-Type-Options and the pages' Content-Security-Policy", () => 
     const fileUrl = new URL(String(recording.body.data.audio_url));
     const script = await t.app.inject({ url: "/docs" });
     const assetPath = /src="([^"]+\.js)"/.exec(script.body)?.[1] ?? "";
-    const requests: [string, Parameters<typeof t.app.inject>[0]][] = [
+    const requests: [string, InjectOptions][] = [
       ["API 200", { url: "/api/v1/icp/criteria", headers: bearer(key) }],
       ["API 401", { url: "/api/v1/icp/criteria" }],
       ["API 400", { url: "/api/v1/events?from=nope", headers: bearer(key) }],
