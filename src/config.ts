@@ -28,8 +28,12 @@ const envSchema = z.object({
       return z.NEVER;
     })
     .optional(),
-  /** `json`: stdout carries only pino's JSON lines (the start banner goes to stderr). */
-  LOG_FORMAT: z.enum(["pretty", "json"]).default("pretty"),
+  /**
+   * `json`: stdout carries only pino's JSON lines (the start banner goes to stderr). Unset: `pretty`
+   * on a terminal, `json` otherwise (a service manager or a pipe), where a line per request formatted
+   * synchronously in the request thread would cost throughput for nobody to read.
+   */
+  LOG_FORMAT: z.enum(["pretty", "json"]).optional(),
   /** Prometheus `GET /metrics` on HOST:METRICS_PORT, apart from the site; unset: no listener. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Server-side statement timeout on PostgreSQL; PGlite cannot interrupt a query (single WASM thread). */
@@ -88,7 +92,10 @@ export interface Config {
 }
 
 /** The only reader of the environment. Throws one readable line per invalid variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  onTerminal: boolean = process.stdout.isTTY === true,
+): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
@@ -106,7 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL ?? null,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY ?? null,
-    logFormat: e.LOG_FORMAT,
+    logFormat: e.LOG_FORMAT ?? (onTerminal ? "pretty" : "json"),
     metricsPort: e.METRICS_PORT ?? null,
     statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     queryTimeoutMs: e.DB_QUERY_TIMEOUT_MS ?? e.DB_STATEMENT_TIMEOUT_MS + 2_000,

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
 
 test("defaults follow CONTRACT.md", () => {
-  const config = loadConfig({});
+  const config = loadConfig({}, true);
   assert.deepEqual(
     { ...config },
     {
@@ -54,6 +54,13 @@ test("values are read and checked; empty variables count as unset", () => {
   assert.equal(config.siteUrl, "https://track.example.com");
   assert.equal(config.databaseUrl, "postgres://u@h:5432/db");
   assert.equal(config.statementTimeoutMs, 15_000);
+});
+
+test("LOG_FORMAT unset: pretty on a terminal, JSON lines for a service manager or a pipe", () => {
+  assert.equal(loadConfig({}, true).logFormat, "pretty");
+  assert.equal(loadConfig({}, false).logFormat, "json");
+  assert.equal(loadConfig({ LOG_FORMAT: "pretty" }, false).logFormat, "pretty");
+  assert.equal(loadConfig({ LOG_FORMAT: "json" }, true).logFormat, "json");
 });
 
 test("LOG_FORMAT and METRICS_PORT: json keeps stdout JSON; a port turns the metrics listener on", () => {
