@@ -27,6 +27,7 @@ function otherScope(required: Scope): Scope {
 
 function assertCommonHeaders(headers: Record<string, unknown>, where: string) {
   assert.equal(headers["cache-control"], "private, no-store", `${where}: Cache-Control`);
+  assert.equal(headers["x-content-type-options"], "nosniff", `${where}: X-Content-Type-Options`);
   assert.equal(headers["x-ratelimit-limit"], "600", `${where}: X-RateLimit-Limit`);
   assert.match(String(headers["x-ratelimit-remaining"]), /^\d+$/, `${where}: X-RateLimit-Remaining`);
 }
@@ -180,7 +181,33 @@ export function securitySuite(routes: readonly RouteDef[]) {
           const res = await app.inject({ method, url: `${url}?api_key=${star}&key=${star}`, remoteAddress });
           assert.equal(res.statusCode, 401);
         });
+
+        if (method !== "GET") {
+          test(`${name}: a body nested past 32 levels → 400 naming the bound`, async () => {
+            let deep: unknown = 1;
+            for (let i = 0; i < 40; i += 1) deep = { a: deep };
+            const body = { ...(await sampleBody(route.path, { newRule })), deep };
+            const res = await app.inject({
+              method,
+              url,
+              remoteAddress,
+              headers: { ...bearer(star), "content-type": "application/json" },
+              payload: JSON.stringify(body),
+            });
+            assert.equal(res.statusCode, 400);
+            assert.deepEqual(res.json(), { error: "body nests deeper than 32 levels" });
+          });
+        }
       }
+
+      test(`${route.path}: TRACE and PROPFIND → 405 naming ${route.methods.join(", ")}`, async () => {
+        for (const method of ["TRACE", "PROPFIND"] as const) {
+          const res = await app.inject({ method, url: API_PREFIX + route.path });
+          assert.equal(res.statusCode, 405, method);
+          assert.deepEqual(res.json(), { error: "method_not_allowed", allowed: [...route.methods] });
+          assertCommonHeaders(res.headers, `${method} ${route.path}`);
+        }
+      });
     }
 
     for (const extra of KEYED_EXTRAS) {
