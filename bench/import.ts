@@ -5,7 +5,7 @@
  * See bench/README.md, "Import".
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -14,9 +14,8 @@ import pg from "pg";
 import { createAccount } from "../src/admin/accounts.ts";
 import { createSecretBox } from "../src/crypto/secret-box.ts";
 import { type Database, rows } from "../src/db/client.ts";
-import { generateCatalog, generateContacts } from "../src/demo/generate.ts";
-import type { EventRow } from "../src/demo/rows.ts";
 import { type ImportSummary, runImport } from "../src/import/run-import.ts";
+import { type Files, writeFiles } from "./import-files.ts";
 import {
   benchServerUrl,
   envList,
@@ -39,95 +38,6 @@ const backends = envList("BENCH_IMPORT_BACKENDS", BACKENDS.join(","));
 for (const b of backends) {
   if (!(BACKENDS as readonly string[]).includes(b))
     throw new Error(`unknown backend ${b} (${BACKENDS.join(", ")})`);
-}
-
-// ---------------------------------------------------------------------------------------------------
-// The files: the demo generator's ads (as a spend file) and CRM events (as an events file).
-
-/** Fields of a stored event that a CRM does not send (computed by ingestion). */
-const COMPUTED = new Set(["contact_id", "resolution", "resolved_platform", "resolved_ad_id"]);
-
-/** The event as a CRM sends it: no computed fields, absent rather than null. */
-function crmRecord(e: EventRow, i: number): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(e)) {
-    if (COMPUTED.has(k) || v === null || (k === "is_baseline" && v === false)) continue;
-    out[k] = v;
-  }
-  // Some CRMs send the email as typed: identity resolution must still find one contact.
-  if (i % 7 === 3 && typeof out.contact_email === "string")
-    out.contact_email = ` ${out.contact_email.toUpperCase()}`;
-  return out;
-}
-
-interface Files {
-  spend: string;
-  events: string;
-  eventCount: number;
-  spendRows: number;
-  contacts: number;
-  byType: Record<string, number>;
-  withAdId: number;
-  withUtmContentOnly: number;
-  withoutUtm: number;
-}
-
-function writeFiles(dir: string): Files {
-  const today = "2026-01-15";
-  const params = { seed, days: 90, scale, today };
-  const catalog = generateCatalog(params);
-  const ads = new Map(catalog.ads.map((a) => [`${a.platform}\u0000${a.ad_id}`, a]));
-  const spendLines = catalog.spend.map((s) => {
-    const ad = ads.get(`${s.platform}\u0000${s.ad_id}`);
-    return JSON.stringify({
-      platform: s.platform,
-      ad_id: s.ad_id,
-      ad_name: ad?.ad_name ?? s.ad_id,
-      campaign_id: ad?.campaign_id,
-      campaign_name: ad?.campaign_name,
-      adset_id: ad?.adset_id,
-      adset_name: ad?.adset_name,
-      date: s.spend_date,
-      total_spend: s.spend,
-      total_clicks: s.clicks,
-      total_impressions: s.impressions,
-      total_reach: s.reach,
-      currency: s.currency,
-    });
-  });
-  const events: EventRow[] = [];
-  let contacts = 0;
-  for (const bundle of generateContacts(params, catalog)) {
-    contacts += 1;
-    events.push(...bundle.events);
-  }
-  // A CRM export is in time order: a contact's events fall in different batches.
-  events.sort((a, b) => a.event_datetime.localeCompare(b.event_datetime) || a.id.localeCompare(b.id));
-  const byType: Record<string, number> = {};
-  let withAdId = 0;
-  let withUtmContentOnly = 0;
-  let withoutUtm = 0;
-  for (const e of events) {
-    byType[e.event_type] = (byType[e.event_type] ?? 0) + 1;
-    if (e.utm_ad_id || e.meta_ad_id) withAdId += 1;
-    else if (e.utm_content) withUtmContentOnly += 1;
-    else if (!e.utm_source && !e.utm_campaign) withoutUtm += 1;
-  }
-  const spend = join(dir, "spend.jsonl");
-  const eventsFile = join(dir, "events.jsonl");
-  writeFileSync(spend, `${spendLines.join("\n")}\n`);
-  writeFileSync(eventsFile, `${events.map((e, i) => JSON.stringify(crmRecord(e, i))).join("\n")}\n`);
-  return {
-    spend,
-    events: eventsFile,
-    eventCount: events.length,
-    spendRows: spendLines.length,
-    contacts,
-    byType,
-    withAdId,
-    withUtmContentOnly,
-    withoutUtm,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -281,7 +191,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(os.tmpdir(), "ascribe-bench-import-"));
   try {
     const generated = performance.now();
-    const files = writeFiles(dir);
+    const files = writeFiles(dir, { seed, scale });
     console.log(
       `Events file: ${files.eventCount} events of ${files.contacts} contacts (demo generator, seed ${seed}, scale ${scale}), ` +
         `${files.spendRows} spend rows; generated in ${((performance.now() - generated) / 1000).toFixed(1)} s`,

@@ -218,8 +218,8 @@ describe("imports in batches on a live service", () => {
 });
 
 describe("the batch runner's rules", () => {
-  test("batches aim at the target time: at most twice the last, smaller when slow, halved after a timeout", () => {
-    const sizer = new BatchSizer({ targetMs: 50, initial: 50, max: 500 });
+  test("batches aim at the target time: at most twice the last, smaller when slow (to a least), halved after a timeout", () => {
+    const sizer = new BatchSizer({ targetMs: 50, initial: 50, min: 10, max: 500 });
     assert.equal(sizer.next(), 50);
     sizer.observe(50, 5); // 10 records/ms would fit 500: capped at twice the last
     assert.equal(sizer.next(), 100);
@@ -234,7 +234,11 @@ describe("the batch runner's rules", () => {
     sizer.failed(100);
     assert.equal(sizer.next(), 50);
     sizer.observe(50, 10_000);
-    assert.equal(sizer.next(), 1, "never below one record");
+    assert.equal(sizer.next(), 10, "never below the least");
+    sizer.failed(10);
+    sizer.failed(5);
+    sizer.failed(2);
+    assert.equal(sizer.next(), 1, "after timeouts, down to one record");
     const fixed = new BatchSizer({ fixed: 7 });
     fixed.observe(7, 1);
     fixed.failed(7);
