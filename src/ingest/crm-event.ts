@@ -26,7 +26,7 @@ const platformId = z
   .nullish();
 const money = z.number().finite().min(-1e12).max(1e12).nullish();
 const datetime = z.iso
-  .datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone" })
+  .datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone", abort: true })
   .refine(instantInRange, INSTANT_RANGE_MESSAGE);
 
 /**
@@ -53,7 +53,7 @@ export const crmEventSchema = z.object({
   assigned_user_name: text(200),
   is_paid: z.boolean().nullish(),
   payment_status: z.enum(["paid", "pending", "failed", "refunded", "disputed"]).nullish(),
-  booking_date: z.iso.date().refine(dayInRange, DAY_RANGE_MESSAGE).nullish(),
+  booking_date: z.iso.date({ abort: true }).refine(dayInRange, DAY_RANGE_MESSAGE).nullish(),
   booking_time: z
     .string()
     .regex(/^\d{2}:\d{2}(:\d{2})?$/, "must be HH:MM")

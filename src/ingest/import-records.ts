@@ -14,7 +14,7 @@ const platformId = z
   .max(64)
   .nullish();
 const datetime = z.iso
-  .datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone" })
+  .datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone", abort: true })
   .refine(instantInRange, INSTANT_RANGE_MESSAGE);
 const money = z.number().finite().min(-1e12).max(1e12);
 const jsonObject = z.preprocess(

@@ -17,7 +17,7 @@ export const spendRowSchema = z.object({
   campaign_name: z.string().trim().max(500).nullish(),
   adset_id: platformId.nullish(),
   adset_name: z.string().trim().max(500).nullish(),
-  date: z.iso.date().refine(dayInRange, DAY_RANGE_MESSAGE),
+  date: z.iso.date({ abort: true }).refine(dayInRange, DAY_RANGE_MESSAGE),
   total_spend: z.number().finite().min(0).max(1e10),
   total_clicks: count,
   total_impressions: count,

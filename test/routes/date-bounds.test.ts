@@ -120,6 +120,12 @@ describe("dates a client sends: out of the accepted years is a 400 naming the pa
       );
     }
     assert.equal(crmEventSchema.safeParse({ ...event, booking_date: "0000-01-01" }).success, false);
+    // A value that is no date at all gets its one message, not the range's on top.
+    const junk = crmEventSchema.safeParse({ ...event, event_datetime: "nope" });
+    assert.deepEqual(
+      junk.error?.issues.map((i) => i.message),
+      ["must be an ISO 8601 date-time with a time zone"],
+    );
     const spend = { platform: "meta", ad_id: "1", ad_name: "A", date: "2026-01-05", total_spend: 1 };
     assert.equal(spendRowSchema.safeParse(spend).success, true);
     assert.equal(spendRowSchema.safeParse({ ...spend, date: "0099-01-01" }).success, false);
