@@ -2,7 +2,7 @@ import { z } from "zod";
 import { EVENT_TYPES } from "../ingest/crm-event.ts";
 import { type EventsCursor, eventsPage } from "../queries/events-list.ts";
 import { eventsSummary } from "../queries/events-summary.ts";
-import { instantInRange } from "../reports/date-range.ts";
+import { INSTANT_RANGE_MESSAGE, instantInRange } from "../reports/date-range.ts";
 import { limitParam, optionalWindow, reportWindow, windowQuery } from "../reports/window.ts";
 import { defineRoute } from "./route-def.ts";
 import { count, day, instant, money, text } from "./shapes.ts";
@@ -19,27 +19,36 @@ const TYPE_GROUPS: Record<(typeof EVENT_TYPES)[number], readonly string[]> = {
   sale_lost: ["sale_lost"],
 };
 
-const isoInstant = z.iso.datetime({ offset: true }).refine(instantInRange);
+const isoInstant = z.iso.datetime({ offset: true });
+
+/** The instant a cursor names (either form), or null when it is neither form. */
+function cursorOf(value: string): EventsCursor | null {
+  if (isoInstant.safeParse(value).success) return { at: value };
+  if (!/^[A-Za-z0-9_-]+$/.test(value)) return null;
+  const decoded = Buffer.from(value, "base64url").toString("utf8");
+  const bar = decoded.indexOf("|");
+  const at = decoded.slice(0, bar);
+  const id = decoded.slice(bar + 1);
+  return bar > 0 && id.length > 0 && isoInstant.safeParse(at).success ? { at, id } : null;
+}
 
 /**
  * `cursor`: the spec's form, a row's `event_datetime` (ISO 8601; the next page holds events strictly
  * older), or a row's tie-safe `cursor` (base64url of `<instant>|<id>`; the next page continues
- * strictly after that row in (event_datetime desc, id desc) order).
+ * strictly after that row in (event_datetime desc, id desc) order). Its instant must lie within the
+ * years the database can read (reports/date-range.ts).
  */
 const cursorParam = z.string().transform((value, ctx): EventsCursor => {
-  if (isoInstant.safeParse(value).success) return { at: value };
-  if (/^[A-Za-z0-9_-]+$/.test(value)) {
-    const decoded = Buffer.from(value, "base64url").toString("utf8");
-    const bar = decoded.indexOf("|");
-    const at = decoded.slice(0, bar);
-    const id = decoded.slice(bar + 1);
-    if (bar > 0 && id.length > 0 && isoInstant.safeParse(at).success) return { at, id };
+  const cursor = cursorOf(value);
+  if (cursor === null) {
+    ctx.addIssue({ code: "custom", message: "must be a row's cursor or an event_datetime (ISO 8601)" });
+    return z.NEVER;
   }
-  ctx.addIssue({
-    code: "custom",
-    message: "must be a row's cursor or an event_datetime (ISO 8601) between 1900 and 9999",
-  });
-  return z.NEVER;
+  if (!instantInRange(cursor.at)) {
+    ctx.addIssue({ code: "custom", message: INSTANT_RANGE_MESSAGE });
+    return z.NEVER;
+  }
+  return cursor;
 });
 
 export const eventsRoutes = [
