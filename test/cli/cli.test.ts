@@ -472,13 +472,22 @@ describe(`the CLI while ascribe serve runs (${backend} database)`, SUITE_TIMEOUT
     TIMEOUT,
     async () => {
       assert.ok(demoAccount, "the demo test ran first");
-      const runs = await cliJson<{ rule_id: string; run_id: string; actions: unknown[] }[]>(env(), [
-        "rules",
-        "run",
-        "--account",
-        demoAccount.account_id,
-        "--json",
-      ]);
+      const r = await runCli(env(), ["rules", "run", "--account", demoAccount.account_id, "--json"]);
+      const runs = JSON.parse(r.stdout) as {
+        rule_id: string;
+        run_id: string;
+        dry_run: boolean;
+        status: string;
+        actions: unknown[];
+      }[];
+      // The demo arms one rule and this server has no Meta token: its actions fail, recorded, and
+      // the command exits 2 (done in part) with one line on stderr.
+      assert.equal(r.code, 2, show(r));
+      assert.deepEqual(
+        runs.filter((run) => run.status === "error").map((run) => run.dry_run),
+        [false],
+      );
+      assert.match(r.stderr, /^ascribe: 1 of \d+ rule runs failed .*\n$/);
       const listed = await apiGet(base(), "/ads/rules", demoAccount.key);
       const enabled = (listed.body as { data: { id: string; enabled: boolean }[] }).data
         .filter((rule) => rule.enabled)
