@@ -9,7 +9,17 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /** In the order `npm run bench` runs them. */
-const SUITES = ["pipeline", "import", "import-live", "collect", "demo", "tracker", "reports", "app", "soak"] as const;
+const SUITES = [
+  "pipeline",
+  "import",
+  "import-live",
+  "collect",
+  "demo",
+  "tracker",
+  "reports",
+  "app",
+  "soak",
+] as const;
 
 const asked = process.argv.slice(2);
 const unknown = asked.filter((s) => !(SUITES as readonly string[]).includes(s));
