@@ -3,6 +3,7 @@ import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
+import { describeError } from "../../src/admin/describe-error.ts";
 import { buildApp } from "../../src/app.ts";
 import type { Database } from "../../src/db/client.ts";
 import { describeQueryFailure, queryFailureOf, withoutBoundValues } from "../../src/db/query-error.ts";
@@ -174,5 +175,15 @@ describe("failed queries are told without their bound values", () => {
     );
     assert.doesNotMatch(String((err as Error).stack), /alice/);
     assert.equal(withoutBoundValues(new Error("kept")) instanceof Error, true);
+  });
+
+  test("any CLI command's refusal line (describeError) tells a failed query without its values", async () => {
+    const message = describeError(await failureOf(duplicate));
+    assert.equal(
+      message,
+      'database error 23505: duplicate key value violates unique constraint "people_probe_pkey" (table people_probe, constraint people_probe_pkey)',
+    );
+    assert.doesNotMatch(describeError(await failureOf(badCast)), /alice|Secretname/);
+    assert.equal(describeError(new Error("no such account")), "no such account");
   });
 });

@@ -29,6 +29,8 @@ export async function freshServiceEnv(): Promise<ServiceEnv> {
     PORT: "0",
     HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
+    // As on a terminal: the banner on stdout (unset, a pipe would get JSON lines and the banner on stderr).
+    LOG_FORMAT: "pretty",
     DATA_DIR: dataDir,
   };
   // The test runner's own marker must not leak into the service's processes.
