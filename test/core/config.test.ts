@@ -8,6 +8,7 @@ test("defaults follow CONTRACT.md", () => {
   assert.deepEqual(
     { ...config },
     {
+      explicitlySet: [],
       port: 3000,
       host: "127.0.0.1",
       siteUrl: null,
