@@ -24,6 +24,12 @@ export interface CounterStore {
   hit(key: string, windowMs: number): Promise<WindowCount>;
   /** The count of `key` in the current window, without adding. */
   peek(key: string, windowMs: number): Promise<WindowCount>;
+  /**
+   * Takes back one `hit` of the current window (never below zero, never into another window): an
+   * attempt counted up front, so that concurrent attempts cannot all pass a check, and that turned
+   * out not to be one that counts (a sign-in that succeeded).
+   */
+  release(key: string, windowMs: number): Promise<void>;
   /** Which backend answers now. */
   status(): CounterBackend;
   close(): Promise<void>;
@@ -94,6 +100,10 @@ export function createMemoryCounterStore(
       const { entry, resetAt } = current(key, windowMs);
       return { count: entry?.count ?? 0, resetAt };
     },
+    async release(key, windowMs) {
+      const { entry } = current(key, windowMs);
+      if (entry && entry.count > 0) entry.count -= 1;
+    },
     status: () => ({ backend: "memory", degraded: false }),
     async close() {
       entries.clear();
@@ -140,7 +150,17 @@ export function createRedisCounterStore(
       const value = await redis.get(redisKey);
       return { count: value === null ? 0 : Number(value), resetAt };
     },
+    async release(key, windowMs) {
+      const { redisKey } = locate(key, windowMs);
+      // Atomic and only on a live counter: a DECR of an expired key would create one without expiry.
+      await redis.eval(RELEASE_SCRIPT, 1, redisKey);
+    },
     status: () => ({ backend: "redis", degraded: false }),
     async close() {},
   };
 }
+
+const RELEASE_SCRIPT = `
+local n = tonumber(redis.call('GET', KEYS[1]))
+if n and n > 0 then return redis.call('DECR', KEYS[1]) end
+return 0`;

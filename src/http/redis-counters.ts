@@ -118,6 +118,7 @@ export function createFailoverCounterStore(options: FailoverOptions): CounterSto
   return {
     hit: (key, windowMs) => run((store) => store.hit(key, windowMs)),
     peek: (key, windowMs) => run((store) => store.peek(key, windowMs)),
+    release: (key, windowMs) => run((store) => store.release(key, windowMs)),
     status: () => ({ backend: degraded ? "memory" : "redis", degraded }),
     async close() {
       closing = true;

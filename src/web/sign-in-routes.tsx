@@ -53,14 +53,24 @@ export function registerSignInRoutes(app: FastifyInstance, deps: WebDeps): void 
       );
     const ipKey = `signin-ip:${request.ip}`;
     const emailKey = `signin-email:${email}`;
+    // Each attempt is counted before its password is checked, and the count decides: concurrent
+    // guesses cannot all pass a check made before any of them failed. An attempt that is refused
+    // or succeeds is taken back, so only failed passwords stay counted (an office behind one
+    // address signing in every morning is not locked out).
     const [byIp, byEmail] = await Promise.all([
-      deps.counters.peek(ipKey, SIGN_IN_WINDOW_MS),
-      deps.counters.peek(emailKey, SIGN_IN_WINDOW_MS),
+      deps.counters.hit(ipKey, SIGN_IN_WINDOW_MS),
+      deps.counters.hit(emailKey, SIGN_IN_WINDOW_MS),
     ]);
-    if (byIp.count >= SIGN_IN_LIMIT_PER_IP || byEmail.count >= SIGN_IN_LIMIT_PER_EMAIL) {
+    const takeBack = () =>
+      Promise.all([
+        deps.counters.release(ipKey, SIGN_IN_WINDOW_MS),
+        deps.counters.release(emailKey, SIGN_IN_WINDOW_MS),
+      ]);
+    if (byIp.count > SIGN_IN_LIMIT_PER_IP || byEmail.count > SIGN_IN_LIMIT_PER_EMAIL) {
+      await takeBack();
       const resetAt = Math.max(
-        byIp.count >= SIGN_IN_LIMIT_PER_IP ? byIp.resetAt : 0,
-        byEmail.count >= SIGN_IN_LIMIT_PER_EMAIL ? byEmail.resetAt : 0,
+        byIp.count > SIGN_IN_LIMIT_PER_IP ? byIp.resetAt : 0,
+        byEmail.count > SIGN_IN_LIMIT_PER_EMAIL ? byEmail.resetAt : 0,
       );
       const seconds = Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
       reply.header("Retry-After", String(seconds));
@@ -73,13 +83,8 @@ export function registerSignInRoutes(app: FastifyInstance, deps: WebDeps): void 
     // An unknown email costs the same hash as a wrong password: the time says nothing.
     if (!user) await spendDecoy(password);
     const valid = user ? await verifyPassword(password, user.passwordHash) : false;
-    if (!user || !valid) {
-      await Promise.all([
-        deps.counters.hit(ipKey, SIGN_IN_WINDOW_MS),
-        deps.counters.hit(emailKey, SIGN_IN_WINDOW_MS),
-      ]);
-      return again("Wrong email or password.", 401);
-    }
+    if (!user || !valid) return again("Wrong email or password.", 401);
+    await takeBack();
     const token = await startSession(deps.db, user.id, deps.clock());
     setSessionCookie(reply, request.web, token, SESSION_ABSOLUTE_MS);
     return reply.redirect(next, 303);

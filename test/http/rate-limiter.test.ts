@@ -73,6 +73,27 @@ function suite(
       await store.close();
     });
 
+    test("release takes back one hit of the current window, never below zero nor into another window", async () => {
+      const clock = manualClock(T0);
+      const store = makeStore(clock.now);
+      await store.release("u", WINDOW_MS);
+      assert.deepEqual(await store.peek("u", WINDOW_MS), { count: 0, resetAt: WINDOW_END });
+      await store.hit("u", WINDOW_MS);
+      await store.hit("u", WINDOW_MS);
+      await store.hit("u", WINDOW_MS);
+      await store.release("u", WINDOW_MS);
+      assert.deepEqual(await store.peek("u", WINDOW_MS), { count: 2, resetAt: WINDOW_END });
+      assert.equal((await store.hit("u", WINDOW_MS)).count, 3);
+      await Promise.all([1, 2, 3, 4].map(() => store.release("u", WINDOW_MS)));
+      assert.deepEqual(await store.peek("u", WINDOW_MS), { count: 0, resetAt: WINDOW_END });
+      await store.hit("u", WINDOW_MS);
+      clock.set(WINDOW_END);
+      await store.release("u", WINDOW_MS);
+      assert.deepEqual(await store.peek("u", WINDOW_MS), { count: 0, resetAt: NEXT_WINDOW_END });
+      assert.equal((await store.hit("u", WINDOW_MS)).count, 1);
+      await store.close();
+    });
+
     test("resetAt is the end of the epoch-aligned window", async () => {
       const clock = manualClock(T0);
       const store = makeStore(clock.now);

@@ -200,6 +200,7 @@ describe("counters when Redis goes away", { skip: redisUrl ? false : "REDIS_URL 
     const primary: CounterStore = {
       hit: async () => Promise.reject(refused),
       peek: async () => Promise.reject(refused),
+      release: async () => Promise.reject(refused),
       status: () => ({ backend: "redis", degraded: false }),
       close: async () => {},
     };

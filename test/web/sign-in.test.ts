@@ -144,6 +144,36 @@ describe("the application's sign-in", () => {
     assert.equal(cookieValue(blocked, "ascribe_session"), null);
   });
 
+  /** A sign-in posted from `remoteAddress`, so these counts are their own. */
+  async function signInFrom(remoteAddress: string, email: string, password: string) {
+    const form = await openForm("/sign-in");
+    return env.app.inject({
+      method: "POST",
+      url: "/sign-in",
+      remoteAddress,
+      headers: { cookie: form.cookie, "content-type": "application/x-www-form-urlencoded" },
+      payload: new URLSearchParams({ _csrf: form.csrf, email, password, next: "/" }).toString(),
+    });
+  }
+
+  test("concurrent wrong passwords for an email: exactly 5 are checked (401), the others wait (429)", async () => {
+    const { email } = await memberWithPassword();
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => signInFrom("10.9.0.1", email, `wrong ${i}`)),
+    );
+    const statuses = answers.map((r) => r.statusCode).sort();
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429, 429, 429, 429, 429, 429]);
+    // The refused attempts were not counted as failures: still exactly five, so the right one waits.
+    assert.equal((await signInFrom("10.9.0.2", email, PASSWORD)).statusCode, 429);
+  });
+
+  test("sign-ins that succeed are not counted: 22 in a row for one email from one address all pass", async () => {
+    const { email } = await memberWithPassword();
+    for (let i = 0; i < 22; i++) {
+      assert.equal((await signInFrom("10.9.1.1", email, PASSWORD)).statusCode, 303, `sign-in ${i + 1}`);
+    }
+  });
+
   test("a sign-in form posted without its token, or from another site, changes nothing (403)", async () => {
     const { email } = await memberWithPassword();
     const form = await openForm("/sign-in");
