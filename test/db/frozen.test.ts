@@ -1,58 +1,12 @@
 import assert from "node:assert/strict";
-import { connect, createServer, type Server, type Socket } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { type Database, openPostgres } from "../../src/db/client.ts";
 import { backend, bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 // A frozen server belongs to PostgreSQL (PGlite runs inside this process): the embedded leg skips
 // it, and CI's PostgreSQL leg (.ci/run sets DATABASE_URL) runs it.
 const skip = backend === "postgres" ? false : "PostgreSQL only (DATABASE_URL)";
-
-/**
- * A TCP relay in front of PostgreSQL that can freeze as a SIGSTOPped server or a dead network path
- * does: connections stay open (and new ones are accepted) but nothing is read or forwarded.
- */
-function freezableRelay(target: URL) {
-  const sockets = new Set<Socket>();
-  let frozen = false;
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    for (const [from, to] of [
-      [client, upstream],
-      [upstream, client],
-    ] as const) {
-      sockets.add(from);
-      from.on("close", () => sockets.delete(from));
-      from.on("error", () => from.destroy());
-      from.on("end", () => to.end());
-      from.on("data", (chunk) => to.write(chunk));
-      if (frozen) from.pause();
-    }
-  });
-  return {
-    async start(): Promise<number> {
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-      const address = server.address();
-      if (typeof address !== "object" || !address) throw new Error("relay has no port");
-      return address.port;
-    },
-    freeze() {
-      frozen = true;
-      for (const s of sockets) s.pause();
-    },
-    thaw() {
-      frozen = false;
-      for (const s of sockets) s.resume();
-    },
-    get connections() {
-      return sockets.size / 2;
-    },
-    async stop() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 // Small, but far above what a query takes on a loaded test machine (a warm request: ~300 ms).
 const QUERY_TIMEOUT_MS = 1_500;
@@ -69,13 +23,18 @@ describe("PostgreSQL frozen", { skip }, () => {
     await db?.close();
   });
 
-  /** The app over a relay with small limits; the statement timeout far above them (useless when frozen). */
+  /**
+   * The app over a relay with small limits; the statement timeout far above them (useless when
+   * frozen). A frozen relay is a SIGSTOPped server or a dead network path: connections stay open
+   * (and new ones are accepted) but nothing is forwarded.
+   */
   async function appBehindRelay() {
     if (!db.url) throw new Error("no url");
-    const relay = freezableRelay(new URL(db.url));
+    const server = new URL(db.url);
+    const relay = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
     const viaRelay = new URL(db.url);
     viaRelay.hostname = "127.0.0.1";
-    viaRelay.port = String(await relay.start());
+    viaRelay.port = String(relay.port);
     const proxied = await openPostgres(viaRelay.toString(), 30_000, {
       queryTimeoutMs: QUERY_TIMEOUT_MS,
       connectTimeoutMs: CONNECT_TIMEOUT_MS,
@@ -85,11 +44,11 @@ describe("PostgreSQL frozen", { skip }, () => {
       relay,
       app,
       async close() {
-        relay.thaw();
+        await relay.restore();
         await app.close();
         await app.audit.close().catch(() => {});
         await proxied.close();
-        await relay.stop();
+        await relay.close();
       },
     };
   }
@@ -118,7 +77,7 @@ describe("PostgreSQL frozen", { skip }, () => {
       const again = await ask();
       assert.equal(again.status, 502);
       assert.ok(again.ms < QUERY_TIMEOUT_MS + CONNECT_TIMEOUT_MS + SLACK_MS, `answered after ${again.ms} ms`);
-      relay.thaw();
+      await relay.restore();
       for (let i = 0; i < 3; i += 1) assert.equal((await ask()).status, 200, `request ${i} after the thaw`);
     } finally {
       await close();
@@ -137,8 +96,8 @@ describe("PostgreSQL frozen", { skip }, () => {
       assert.deepEqual(frozen.body, { error: "upstream_error" });
       assert.ok(frozen.ms >= CONNECT_TIMEOUT_MS - 50, `answered after ${frozen.ms} ms`);
       assert.ok(frozen.ms < CONNECT_TIMEOUT_MS + SLACK_MS, `answered after ${frozen.ms} ms`);
-      assert.ok(relay.connections >= 1, "the connection was opened, then never answered");
-      relay.thaw();
+      assert.ok(relay.accepted >= 1, "the connection was opened, then never answered");
+      await relay.restore();
       assert.equal((await ask()).status, 200, "thawed");
     } finally {
       await close();

@@ -11,10 +11,13 @@ export interface TcpProxy {
   freeze(): void;
   restore(): Promise<void>;
   close(): Promise<void>;
+  /** Client connections accepted so far (a frozen relay still accepts them). */
+  readonly accepted: number;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const open = new Set<Socket>();
+  let accepted = 0;
   let frozen = false;
   let held: (() => void)[] = [];
 
@@ -22,6 +25,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     const upstream = connect(target.port, target.host);
     open.add(client);
     open.add(upstream);
+    accepted += 1;
     const drop = () => {
       client.destroy();
       upstream.destroy();
@@ -73,5 +77,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       }
     },
     close: stop,
+    get accepted() {
+      return accepted;
+    },
   };
 }
