@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { constants } from "node:fs";
-import { link, open, rename, unlink } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
+import { createPrivateFile } from "../storage/private-file.ts";
 
 /*
  * Who may send admin commands: the user running the server, or root. Node cannot ask the kernel
@@ -67,26 +68,8 @@ export function tokenMatches(expected: string, offered: unknown): boolean {
  */
 export async function ensureAdminToken(dataDir: string): Promise<void> {
   if ((await readOwnAdminToken(dataDir)) !== null) return;
-  const path = adminTokenPath(dataDir);
-  const temp = join(dataDir, `.${ADMIN_TOKEN_FILE}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
-  // Mode 0600 at creation: the umask only removes bits, and chmod makes it exact whatever it is.
-  const handle = await open(temp, "wx", 0o600);
-  try {
-    try {
-      await handle.chmod(0o600);
-      await handle.writeFile(`${randomBytes(TOKEN_BYTES).toString("base64url")}\n`, "utf8");
-    } finally {
-      await handle.close();
-    }
-    try {
-      // link() never replaces: when two processes create the first token at once, one wins.
-      await link(temp, path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      // An existing file that is not private (or not ours) is replaced; a private one is kept.
-      if ((await readOwnAdminToken(dataDir)) === null) await rename(temp, path);
-    }
-  } finally {
-    await unlink(temp).catch(() => {});
-  }
+  // An existing file that is not private (or not ours) is replaced; a private one is kept.
+  await createPrivateFile(adminTokenPath(dataDir), `${randomBytes(TOKEN_BYTES).toString("base64url")}\n`, {
+    replaceExisting: async () => (await readOwnAdminToken(dataDir)) === null,
+  });
 }

@@ -7,8 +7,9 @@ import {
   timingSafeEqual,
 } from "node:crypto";
 import { constants } from "node:fs";
-import { link, mkdir, open, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { mkdir, open } from "node:fs/promises";
+import { join } from "node:path";
+import { createPrivateFile } from "../storage/private-file.ts";
 
 /*
  * Secrets at rest (ad-network access tokens, webhook signing secrets) are stored as sealed text
@@ -279,47 +280,12 @@ async function readKeyFile(path: string, warn: (message: string) => void): Promi
 }
 
 /**
- * Writes a fresh one-key file unless one exists. The file is complete (written, synced, 0600)
- * before it appears under its name, and link() never replaces an existing file: when two processes
- * start at once, the first link wins and the other reads the winner's key.
+ * Writes a fresh one-key file unless one exists: when two processes start at once, the first file
+ * wins and the other reads the winner's key.
  */
 async function createKeyFile(path: string): Promise<void> {
   const entry = { id: newKeyId(), key: randomBytes(KEY_BYTES).toString("base64") };
-  const temp = join(dirname(path), `.${KEY_FILE_NAME}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
-  const handle = await open(temp, "wx", 0o600);
-  try {
-    try {
-      // The umask only removes bits; chmod makes the mode exactly 0600 whatever it is.
-      await handle.chmod(0o600);
-      await handle.writeFile(`${JSON.stringify({ keys: [entry] }, null, 2)}\n`, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await link(temp, path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      return;
-    }
-    await syncDirectory(dirname(path));
-  } finally {
-    await unlink(temp).catch(() => {});
-  }
-}
-
-/** The new name must survive a crash: secrets sealed with the key may be stored right after. */
-async function syncDirectory(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, constants.O_RDONLY);
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Not every platform can sync a directory (Windows); the file itself is synced already.
-  }
+  await createPrivateFile(path, `${JSON.stringify({ keys: [entry] }, null, 2)}\n`);
 }
 
 /**
