@@ -1,7 +1,7 @@
-import { readMigrationFiles } from "drizzle-orm/migrator";
 import { drizzle } from "drizzle-orm/node-postgres";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
+import { migrationLag } from "./migration-lag.ts";
 
 /** Several processes migrating at once take turns on this advisory lock. */
 const MIGRATION_LOCK = 727274;
@@ -35,8 +35,6 @@ export async function migratePostgres(
 }
 
 async function assertCurrent(client: pg.Client, migrationsFolder: string): Promise<void> {
-  const expected = readMigrationFiles({ migrationsFolder });
-  const latest = expected.reduce((max, m) => Math.max(max, m.folderMillis), 0);
   let applied = 0;
   try {
     const { rows } = await client.query<{ latest: string | null }>(
@@ -50,10 +48,10 @@ async function assertCurrent(client: pg.Client, migrationsFolder: string): Promi
       `cannot read the migrations applied to this database as ${client.user ?? "this login"} (${(err as Error).message}): run \`ascribe migrate\` with the owner's DATABASE_URL`,
     );
   }
-  const pending = expected.filter((m) => m.folderMillis > applied).length;
-  if (applied < latest) {
+  const { behind } = migrationLag(migrationsFolder, applied);
+  if (behind > 0) {
     throw new Error(
-      `the database is ${pending} migration(s) behind and ${client.user ?? "this login"} does not own it: run \`ascribe migrate\` with the owner's DATABASE_URL`,
+      `the database is ${behind} migration(s) behind and ${client.user ?? "this login"} does not own it: run \`ascribe migrate\` with the owner's DATABASE_URL`,
     );
   }
 }

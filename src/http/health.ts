@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { type Database, MIGRATIONS_DIR, rows } from "../db/client.ts";
+import { migrationLag } from "../db/migration-lag.ts";
 import type { CounterStore } from "./rate-limiter.ts";
 
 /** A frozen database must not hang a readiness probe: past this, /readyz answers 503. */
@@ -20,18 +19,6 @@ export interface Readiness {
   checks: { database: string; migrations: string; counters: string };
 }
 
-let shipped: { count: number; last: number } | null = null;
-
-/** The migrations this build ships (drizzle's journal): the last one's `when` is what must be applied. */
-function shippedMigrations(): { count: number; last: number } {
-  if (shipped) return shipped;
-  const journal = JSON.parse(readFileSync(join(MIGRATIONS_DIR, "meta", "_journal.json"), "utf8")) as {
-    entries: { when: number }[];
-  };
-  shipped = { count: journal.entries.length, last: Math.max(0, ...journal.entries.map((e) => e.when)) };
-  return shipped;
-}
-
 function countersCheck(counters: CounterStore): string {
   const { backend, degraded } = counters.status();
   return degraded ? "memory (redis unreachable)" : backend;
@@ -39,10 +26,7 @@ function countersCheck(counters: CounterStore): string {
 
 type DatabaseCheck = { database: string; migrations: string };
 
-/**
- * What drizzle's migrator recorded against what this build ships. drizzle applies every shipped
- * migration newer than the last recorded one, so "current" is the same comparison it makes.
- */
+/** What drizzle's migrator recorded against what this build ships. */
 async function checkDatabase(db: Database): Promise<DatabaseCheck> {
   const applied = await db.probe((tx) =>
     rows<{ count: number; last: string | null }>(
@@ -50,12 +34,11 @@ async function checkDatabase(db: Database): Promise<DatabaseCheck> {
       sql`select count(*)::int as count, max(created_at)::text as last from drizzle.__drizzle_migrations`,
     ),
   );
-  const expected = shippedMigrations();
   const count = applied[0]?.count ?? 0;
-  const last = Number(applied[0]?.last ?? 0);
+  const lag = migrationLag(MIGRATIONS_DIR, Number(applied[0]?.last ?? 0));
   return {
     database: "ok",
-    migrations: last >= expected.last ? "ok" : `behind (${count} of ${expected.count} applied)`,
+    migrations: lag.behind === 0 ? "ok" : `behind (${count} of ${lag.shipped} applied)`,
   };
 }
 
