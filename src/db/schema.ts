@@ -13,6 +13,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  unique,
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
@@ -108,7 +109,7 @@ export const apiKeys = pgTable(
       .references(() => accounts.id, { onDelete: "cascade" }),
     id: uuid("id").notNull(),
     prefix: text("prefix").notNull(),
-    keyHash: text("key_hash").notNull().unique(),
+    keyHash: text("key_hash").notNull(),
     name: text("name").notNull(),
     scopes: text("scopes").array().notNull(),
     createdBy: uuid("created_by")
@@ -122,6 +123,9 @@ export const apiKeys = pgTable(
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
     index("api_keys_prefix_idx").on(t.accountId, t.prefix),
+    // Unique per account (each shard enforces it: docs/scaling.md); found by hash alone at sign-in.
+    unique("api_keys_account_id_key_hash_unique").on(t.accountId, t.keyHash),
+    index("api_keys_key_hash_idx").on(t.keyHash),
   ],
 );
 
@@ -963,7 +967,10 @@ export const pixels = pgTable(
   ],
 );
 
-/** A first-party tracking host (track.customer.com); the host alone names the account. */
+/**
+ * A first-party tracking host (track.customer.com); the host alone names the account, so it is
+ * unique across accounts: sharded by account this is a reference table (docs/scaling.md).
+ */
 export const trackingHosts = pgTable(
   "tracking_hosts",
   {
