@@ -723,6 +723,42 @@ export const customers = pgTable(
   ],
 );
 
+/**
+ * /contacts/customers' read model: one row per customer with what the list shows of it — the
+ * customer's terms, its contact's first CRM event and latest lead, its purchases' totals and
+ * products (docs/metrics.md "Contacts"). Kept by statement triggers on customers, purchases and events
+ * that recompute the customers a statement touched (migration 0027); the list reads it in its order.
+ */
+export const customerTotals = pgTable(
+  "customer_totals",
+  {
+    accountId: accountRef(),
+    contactId: uuid("contact_id").notNull(),
+    customerId: uuid("customer_id").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
+    commissionStatus: text("commission_status"),
+    commissionExpiresAt: at("commission_expires_at"),
+    firstEventType: text("first_event_type"),
+    firstEventAt: at("first_event_at"),
+    latestLeadAt: at("latest_lead_at"),
+    firstPaymentAt: at("first_payment_at"),
+    totalRevenue: numeric("total_revenue", { mode: "number" }).notNull().default(0),
+    totalPurchases: integer("total_purchases").notNull().default(0),
+    totalCommission: numeric("total_commission", { mode: "number" }).notNull().default(0),
+    products: text("products").array().notNull().default(sql`'{}'::text[]`),
+  },
+  (t) => [
+    foreignKey({
+      columns: [t.accountId, t.contactId],
+      foreignColumns: [customers.accountId, customers.contactId],
+    })
+      .onDelete("cascade")
+      .onUpdate("cascade"),
+    primaryKey({ columns: [t.accountId, t.contactId] }),
+    index("customer_totals_created_idx").on(t.accountId, sql`${t.createdAt} desc`, sql`${t.customerId} desc`),
+  ],
+);
+
 export const reps = pgTable(
   "reps",
   {

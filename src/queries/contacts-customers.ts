@@ -1,5 +1,6 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
+import { cursorRows } from "../db/cursor.ts";
 import { ownedRows } from "../http/barrier.ts";
 import { isoMs } from "./sql-format.ts";
 
@@ -23,75 +24,63 @@ export interface CustomerRow {
   created_at: string;
 }
 
+/** A slice of the list: `limit` rows (all when absent) after the first `offset`. */
+export interface CustomersPage {
+  limit?: number;
+  offset?: number;
+}
+
 /**
- * The account's customers (contacts who bought), newest first, with their purchases' totals and
- * the contact's first CRM event and latest lead (docs/metrics.md "Contacts").
+ * The account's customers (contacts who bought), newest first (then id: a total order, so pages
+ * partition the list), with their purchases' totals and the contact's first CRM event and latest
+ * lead (docs/metrics.md "Contacts"). Read from customer_totals, the read model triggers keep on
+ * customers, purchases and events (migration 0027): an index range in the list's order, and each
+ * row's contact by its key.
  */
-export async function contactsCustomers(db: Sql, accountId: string) {
-  // For this transaction only (SET LOCAL): tens of thousands of customers are sorted in memory.
-  await db.execute(sql`select set_config('work_mem', '32MB', true)`);
-  return ownedRows(
-    await rows<CustomerRow>(
-      db,
-      sql`
-      select
-        cu.account_id,
-        cu.id::text as id,
-        c.email as contact_email,
-        coalesce(c.name, nullif(btrim(concat_ws(' ', c.first_name, c.last_name)), '')) as contact_name,
-        c.phone as contact_phone,
-        c.id::text as contact_id,
-        fe.event_type as first_event_type,
-        ${isoMs(sql`fe.event_datetime`)} as first_event_date,
-        ${isoMs(sql`fe.lead_at`)} as latest_lead_date,
-        ${isoMs(sql`p.first_payment_at`)} as first_payment_date,
-        cu.commission_status,
-        ${isoMs(sql`cu.commission_expires_at`)} as commission_expires_at,
-        coalesce(p.total_revenue, 0)::float8 as total_revenue,
-        coalesce(p.total_purchases, 0) as total_purchases,
-        coalesce(p.total_commission, 0)::float8 as total_commission,
-        coalesce(pr.products, '{}') as products,
-        ${isoMs(sql`cu.created_at`)} as created_at
-      from customers cu
-      -- Each customer's contact by its key: reads only this account's customers' contacts, where a
-      -- hash join would scan every account's contacts.
-      join lateral (
-        select c.id, c.email, c.name, c.first_name, c.last_name, c.phone from contacts c
-        where c.account_id = ${accountId} and c.id = cu.contact_id
-        limit 1
-      ) c on true
-      left join lateral (
-        -- One pass over the contact's events for both: its first event and its latest lead.
-        select
-          (array_agg(e.event_type order by e.event_datetime, e.id))[1] as event_type,
-          min(e.event_datetime) as event_datetime,
-          max(e.event_datetime) filter (where e.event_type = 'lead') as lead_at
-        from events e
-        where e.account_id = cu.account_id and e.contact_id = cu.contact_id
-      ) fe on true
-      left join lateral (
-        select
-          min(x.purchase_date) as first_payment_at,
-          sum(x.amount) as total_revenue,
-          count(*)::int as total_purchases,
-          sum(round(coalesce(x.commission_amount, x.amount * x.commission_rate, 0), 2))
-            filter (where x.commissionable) as total_commission
-        from purchases x
-        where x.account_id = cu.account_id and x.contact_id = cu.contact_id
-      ) p on true
-      left join lateral (
-        -- One name per product: purchases are grouped by key (by name when they have none).
-        select array_agg(g.label order by g.label) as products
-        from (
-          select coalesce(max(x.product_name), max(x.product_key)) as label
-          from purchases x
-          where x.account_id = cu.account_id and x.contact_id = cu.contact_id
-            and coalesce(x.product_key, x.product_name) is not null
-          group by coalesce(x.product_key, x.product_name)
-        ) g
-      ) pr on true
-      where cu.account_id = ${accountId}
-      order by cu.created_at desc, cu.id desc`,
-    ),
-  );
+function customersQuery(accountId: string, page: CustomersPage): SQL {
+  return sql`
+    select
+      t.account_id,
+      t.customer_id::text as id,
+      c.email as contact_email,
+      coalesce(c.name, nullif(btrim(concat_ws(' ', c.first_name, c.last_name)), '')) as contact_name,
+      c.phone as contact_phone,
+      c.id::text as contact_id,
+      t.first_event_type,
+      ${isoMs(sql`t.first_event_at`)} as first_event_date,
+      ${isoMs(sql`t.latest_lead_at`)} as latest_lead_date,
+      ${isoMs(sql`t.first_payment_at`)} as first_payment_date,
+      t.commission_status,
+      ${isoMs(sql`t.commission_expires_at`)} as commission_expires_at,
+      t.total_revenue::float8 as total_revenue,
+      t.total_purchases,
+      t.total_commission::float8 as total_commission,
+      t.products,
+      ${isoMs(sql`t.created_at`)} as created_at
+    from customer_totals t
+    -- Each customer's contact by its key: reads only the page's contacts, where a hash join would
+    -- scan every account's contacts.
+    join lateral (
+      select c.id, c.email, c.name, c.first_name, c.last_name, c.phone from contacts c
+      where c.account_id = ${accountId} and c.id = t.contact_id
+      limit 1
+    ) c on true
+    where t.account_id = ${accountId}
+    order by t.created_at desc, t.customer_id desc
+    limit ${page.limit ?? null}::int offset ${page.offset ?? 0}::int`;
+}
+
+export async function contactsCustomers(db: Sql, accountId: string, params: CustomersPage = {}) {
+  return ownedRows(await rows<CustomerRow>(db, customersQuery(accountId, params)));
+}
+
+/** The same list, `batch` rows at a time from one cursor (inside the caller's transaction). */
+export async function* contactsCustomersBatches(
+  db: Sql,
+  accountId: string,
+  params: CustomersPage & { batch: number },
+) {
+  for await (const found of cursorRows<CustomerRow>(db, customersQuery(accountId, params), params.batch)) {
+    yield ownedRows(found);
+  }
 }

@@ -1,5 +1,6 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
+import { cursorRows } from "../db/cursor.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
 import { isoMs } from "./sql-format.ts";
@@ -19,39 +20,61 @@ export interface PurchaseRow {
   invoice_id: string | null;
 }
 
-/** The account's purchases dated in the window, newest first. */
-export async function contactsPurchases(db: Sql, accountId: string, params: { window: ReportWindow }) {
+/** The window, and a slice of its purchases: `limit` rows (all when absent) after the first `offset`. */
+export interface PurchasesParams {
+  window: ReportWindow;
+  limit?: number;
+  offset?: number;
+}
+
+/**
+ * The account's purchases dated in the window, newest first, then by id (a total order: pages
+ * partition the list).
+ */
+function purchasesQuery(accountId: string, params: PurchasesParams): SQL {
   const w = params.window;
+  return sql`
+    select
+      p.account_id,
+      p.id,
+      ${isoMs(sql`p.purchase_date`)} as purchase_date,
+      p.product_key,
+      p.product_name,
+      coalesce(c.email, p.contact_email) as contact_email,
+      coalesce(p.contact_name, c.name) as contact_name,
+      p.amount::float8 as amount,
+      p.commissionable,
+      p.commission_rate::float8 as commission_rate,
+      p.commission_amount::float8 as commission_amount,
+      p.invoice_id
+    from purchases p
+    -- Each purchase's contact by its key: reads only this window's contacts, where a hash join
+    -- would scan every account's contacts.
+    left join lateral (
+      select c.email, c.name from contacts c
+      where c.account_id = ${accountId} and c.id = p.contact_id
+      limit 1
+    ) c on true
+    where p.account_id = ${accountId}
+      and p.purchase_date >= ${w.start}::timestamptz and p.purchase_date < ${w.end}::timestamptz
+    order by p.purchase_date desc, p.id desc
+    limit ${params.limit ?? null}::int offset ${params.offset ?? 0}::int`;
+}
+
+export async function contactsPurchases(db: Sql, accountId: string, params: PurchasesParams) {
   // For this transaction only (SET LOCAL): a month of purchases is sorted in memory, not on disk.
   await db.execute(sql`select set_config('work_mem', '32MB', true)`);
-  return ownedRows(
-    await rows<PurchaseRow>(
-      db,
-      sql`
-      select
-        p.account_id,
-        p.id,
-        ${isoMs(sql`p.purchase_date`)} as purchase_date,
-        p.product_key,
-        p.product_name,
-        coalesce(c.email, p.contact_email) as contact_email,
-        coalesce(p.contact_name, c.name) as contact_name,
-        p.amount::float8 as amount,
-        p.commissionable,
-        p.commission_rate::float8 as commission_rate,
-        p.commission_amount::float8 as commission_amount,
-        p.invoice_id
-      from purchases p
-      -- Each purchase's contact by its key: reads only this window's contacts, where a hash join
-      -- would scan every account's contacts.
-      left join lateral (
-        select c.email, c.name from contacts c
-        where c.account_id = ${accountId} and c.id = p.contact_id
-        limit 1
-      ) c on true
-      where p.account_id = ${accountId}
-        and p.purchase_date >= ${w.start}::timestamptz and p.purchase_date < ${w.end}::timestamptz
-      order by p.purchase_date desc, p.id desc`,
-    ),
-  );
+  return ownedRows(await rows<PurchaseRow>(db, purchasesQuery(accountId, params)));
+}
+
+/** The same list, `batch` rows at a time from one cursor (inside the caller's transaction). */
+export async function* contactsPurchasesBatches(
+  db: Sql,
+  accountId: string,
+  params: PurchasesParams & { batch: number },
+) {
+  await db.execute(sql`select set_config('work_mem', '32MB', true)`);
+  for await (const found of cursorRows<PurchaseRow>(db, purchasesQuery(accountId, params), params.batch)) {
+    yield ownedRows(found);
+  }
 }

@@ -65,6 +65,28 @@ export function intParam(fallback: number, options: { min: number; max?: number 
 
 export const limitParam = (fallback: number, max: number) => intParam(fallback, { min: 1, max });
 
+/**
+ * An optional integer query parameter refused, not clamped, outside [min, max]: absent → undefined
+ * (the caller then does without it — the whole list of /contacts/customers, say).
+ */
+export function optionalIntParam(options: { min: number; max?: number }) {
+  const { min, max } = options;
+  const schema = z
+    .string()
+    .regex(/^-?\d+$/, { message: "must be an integer", abort: true })
+    .transform(Number)
+    .refine((n) => Number.isSafeInteger(n), { message: "is too large", abort: true })
+    .refine((n) => n >= min, `must be at least ${min}`)
+    .refine((n) => max === undefined || n <= max, `must be at most ${max}`)
+    .optional();
+  queryParamDocs.add(schema, {
+    type: "integer",
+    minimum: min,
+    ...(max === undefined ? {} : { maximum: max }),
+  });
+  return schema;
+}
+
 /** A yes/no query parameter: `true` or `1` (as the spec writes it), `false` or `0`; absent → false. */
 export const flagParam = () => {
   const schema = z

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { normalizeEmail } from "../ingest/identity.ts";
 import { contactCalls } from "../queries/contact-calls.ts";
-import { contactsCustomers } from "../queries/contacts-customers.ts";
+import { contactsCustomers, contactsCustomersBatches } from "../queries/contacts-customers.ts";
 import { contactsList } from "../queries/contacts-list.ts";
-import { contactsPurchases } from "../queries/contacts-purchases.ts";
+import { contactsPurchases, contactsPurchasesBatches } from "../queries/contacts-purchases.ts";
 import {
   limitParam,
   offsetParam,
+  optionalIntParam,
   optionalWindow,
   queryParamDocs,
   reportWindow,
@@ -30,6 +31,20 @@ export const emailParam = z
 queryParamDocs.add(emailParam, { format: "email" });
 
 export const searchParam = z.string().trim().min(1, "must not be empty").max(200);
+
+/**
+ * The optional paging of the lists SPEC returns whole (customers, purchases): without `limit` the
+ * whole list (after `offset`), streamed; a limit outside 1–500 is refused, not clamped.
+ */
+const MAX_LIMIT = 500;
+/** Rows per fetch of a streamed list: one batch is read, checked and written at a time. */
+const STREAM_BATCH = 500;
+const listPaging = () => ({
+  limit: optionalIntParam({ min: 1, max: MAX_LIMIT }),
+  offset: optionalIntParam({ min: 0 }),
+});
+const PAGING_TEXT =
+  "Optional paging: limit (1–500) rows after offset (default 0); without limit, the whole list from offset on.";
 
 export const contactsRoutes = [
   defineRoute({
@@ -73,7 +88,7 @@ export const contactsRoutes = [
     methods: ["GET"],
     path: "/contacts/customers",
     scope: "read:contacts",
-    input: z.object({}),
+    input: z.object(listPaging()),
     output: z.array(
       z.object({
         id: z.string(),
@@ -94,15 +109,20 @@ export const contactsRoutes = [
         created_at: instant(),
       }),
     ),
-    description:
-      "Customers (contacts who bought), newest first: contact, first CRM event, latest lead, first payment, commission status and expiry, total revenue, purchases and commission, products.",
-    handler: ({ tx, tenant }) => contactsCustomers(tx, tenant.accountId),
+    description: `Customers (contacts who bought), newest first (then id): contact, first CRM event, latest lead, first payment, commission status and expiry, total revenue, purchases and commission, products. ${PAGING_TEXT}`,
+    handler: ({ tx, tenant, input }) =>
+      contactsCustomers(tx, tenant.accountId, { limit: input.limit, offset: input.offset }),
+    stream: ({ tenant, input }) =>
+      input.limit !== undefined
+        ? null
+        : (tx) =>
+            contactsCustomersBatches(tx, tenant.accountId, { offset: input.offset, batch: STREAM_BATCH }),
   }),
   defineRoute({
     methods: ["GET"],
     path: "/contacts/purchases",
     scope: "read:contacts",
-    input: windowQuery({}),
+    input: windowQuery(listPaging()),
     output: z.array(
       z.object({
         id: z.string(),
@@ -118,10 +138,19 @@ export const contactsRoutes = [
         invoice_id: text(),
       }),
     ),
-    description:
-      "Purchases dated in a window (from/to, default the last 30 days), newest first: product, contact, amount, commission terms and invoice.",
+    description: `Purchases dated in a window (from/to, default the last 30 days), newest first (then id): product, contact, amount, commission terms and invoice. ${PAGING_TEXT}`,
     handler: ({ tx, tenant, input, now }) =>
-      contactsPurchases(tx, tenant.accountId, { window: reportWindow(input, tenant, now) }),
+      contactsPurchases(tx, tenant.accountId, {
+        window: reportWindow(input, tenant, now),
+        limit: input.limit,
+        offset: input.offset,
+      }),
+    stream: ({ tenant, input, now }) => {
+      if (input.limit !== undefined) return null;
+      const window = reportWindow(input, tenant, now);
+      return (tx) =>
+        contactsPurchasesBatches(tx, tenant.accountId, { window, offset: input.offset, batch: STREAM_BATCH });
+    },
   }),
   defineRoute({
     methods: ["GET"],

@@ -61,7 +61,16 @@ export interface RouteDef<S extends z.ZodType = z.ZodType, O extends z.ZodType =
   /** Field-name fragments stripped on top of the spec's list (finance/pnl). */
   redactFragments?: readonly string[];
   handler(ctx: HandlerContext<z.output<S>>): Promise<z.input<O> | InlineError>;
+  /**
+   * A list a REST request may get whole and long (/contacts/customers without `limit`): for this
+   * input, its rows batch by batch, streamed as they are read (http/stream-rows.ts); null to answer
+   * through `handler` (a page). `handler` still answers every input whole, for callers in process.
+   */
+  stream?(ctx: Omit<HandlerContext<z.output<S>>, "tx">): RowBatches | null;
 }
+
+/** The rows of a streamed list, read batch by batch in the tenant's transaction `tx`. */
+export type RowBatches = (tx: Sql) => AsyncIterable<readonly object[]>;
 
 /**
  * A 200 whose body holds `error` beside an empty result — SPEC's one special case, `/touchpoints`

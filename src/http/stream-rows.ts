@@ -1,0 +1,97 @@
+import { Readable } from "node:stream";
+import type { FastifyReply } from "fastify";
+import type { Database } from "../db/client.ts";
+import type { KeyRecord } from "../queries/find-key-by-hash.ts";
+import type { RouteDef, RowBatches } from "../routes/route-def.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
+import { assertSingleTenant } from "./barrier.ts";
+import { redact } from "./redact.ts";
+
+/** The client hung up: reading stops and the transaction rolls back. */
+class ReaderGone extends Error {
+  constructor() {
+    super("the client closed the streamed list");
+  }
+}
+
+/**
+ * `{"data":[…]}` written batch by batch as `batches` reads them in the tenant's transaction — the
+ * same bytes `JSON.stringify({ data: rows })` would send — each batch through the barrier and the
+ * redaction before any of it is written, as the pipeline does with a whole answer.
+ *
+ * Resolves once the first batch (or the empty list) has passed: a failure before it (the database,
+ * a foreign row in the first batch) is an ordinary error answer. A failure after it destroys the
+ * stream, which cuts the response (Fastify destroys the socket): the client gets a truncated body,
+ * never the batch that failed — a foreign row mid-list is not sent.
+ *
+ * The database is read at its own pace, not the client's: the transaction (on the embedded
+ * database, the one connection) is held as long as reading takes, and a slow client's unsent
+ * batches wait in memory, as a whole answer would. The client leaving stops the reading.
+ */
+export function streamRows(
+  db: Pick<Database, "tenant">,
+  accountId: string,
+  batches: RowBatches,
+  redactFragments?: readonly string[],
+): Promise<Readable> {
+  // Pushed to, never pulled from: read() has nothing to do.
+  const body = new Readable({ read() {} });
+  return new Promise<Readable>((resolve, reject) => {
+    let opened = false;
+    const open = () => {
+      opened = true;
+      resolve(body);
+    };
+    db.tenant(accountId, async (tx) => {
+      let sent = 0;
+      for await (const batch of batches(tx)) {
+        if (body.destroyed) throw new ReaderGone();
+        if (batch.length === 0) continue;
+        assertSingleTenant(batch, accountId);
+        const items = JSON.stringify(redact(batch, redactFragments)).slice(1, -1);
+        body.push(sent === 0 ? `{"data":[${items}` : `,${items}`);
+        sent += batch.length;
+        if (!opened) open();
+      }
+      return sent;
+    }).then(
+      // Closed only once the transaction has ended well.
+      (sent) => {
+        body.push(sent === 0 ? '{"data":[]}' : "]}");
+        body.push(null);
+        if (!opened) open();
+      },
+      (err: unknown) => {
+        if (!opened) reject(err);
+        else body.destroy(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
+}
+
+/**
+ * The pipeline's hook for a route that streams its whole list (RouteDef.stream): null when the route
+ * does not, or not for this input (a page), and the pipeline answers as usual; else the streamed
+ * body, sent as the reply's payload (through any compression of the app's onSend hooks).
+ */
+export async function streamedList(
+  route: RouteDef,
+  deps: { db: Pick<Database, "tenant">; files: ObjectStore },
+  record: KeyRecord,
+  input: unknown,
+  now: Date,
+  reply: FastifyReply,
+): Promise<Readable | null> {
+  if (!route.stream) return null;
+  const tenant = {
+    accountId: record.account_id,
+    plan: record.plan,
+    timezone: record.timezone,
+    currency: record.currency,
+  };
+  const batches = route.stream({ tenant, input, now, files: deps.files });
+  if (batches === null) return null;
+  const body = await streamRows(deps.db, tenant.accountId, batches, route.redactFragments);
+  reply.type("application/json; charset=utf-8");
+  return body;
+}
