@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { sql } from "drizzle-orm";
+import { seedDemo } from "../../src/admin/demo.ts";
 import { type Database, rows, type Sql } from "../../src/db/client.ts";
+import { contactsCustomers } from "../../src/queries/contacts-customers.ts";
 import { openTestDatabase, seedAccount } from "../helpers/harness.ts";
 
 /*
@@ -51,6 +53,9 @@ async function totals(tx: Sql, accountId: string, contactId: string): Promise<To
   // The list does not order products (docs/metrics.md); sorted here so the figures compare exactly.
   return row ? { ...row, products: [...row.products].sort() } : null;
 }
+
+const iso2 = (expression: string) =>
+  sql.raw(`to_char(${expression} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
 
 const at = (day: string, time = "10:00:00") => `2026-${day}T${time}.000Z`;
 
@@ -375,5 +380,47 @@ describe("customer_totals", () => {
     await Promise.all([first, second]);
     const t = await db.tenant(accountId, (tx) => totals(tx, accountId, ann));
     assert.deepEqual([t?.total_revenue, t?.total_purchases], [111, 3]);
+  });
+
+  test("on the demo data set, the list from the model is the list computed from events and purchases", async () => {
+    const { account_id: accountId } = await seedDemo(db, { seed: 4, days: 60, scale: 0.3 }, undefined, {
+      today: "2026-03-31",
+    });
+    // The definition (docs/metrics.md "Contacts"), computed per customer from the tables themselves.
+    const reference = await db.tenant(accountId, (tx) =>
+      rows<Record<string, unknown>>(
+        tx,
+        sql`select cu.id::text as id, c.email as contact_email,
+              coalesce(c.name, nullif(btrim(concat_ws(' ', c.first_name, c.last_name)), '')) as contact_name,
+              c.phone as contact_phone, c.id::text as contact_id,
+              (select e.event_type from events e where e.account_id = cu.account_id and e.contact_id = cu.contact_id
+               order by e.event_datetime, e.id limit 1) as first_event_type,
+              ${iso2("(select min(e.event_datetime) from events e where e.account_id = cu.account_id and e.contact_id = cu.contact_id)")} as first_event_date,
+              ${iso2("(select max(e.event_datetime) from events e where e.account_id = cu.account_id and e.contact_id = cu.contact_id and e.event_type = 'lead')")} as latest_lead_date,
+              ${iso2("(select min(x.purchase_date) from purchases x where x.account_id = cu.account_id and x.contact_id = cu.contact_id)")} as first_payment_date,
+              cu.commission_status, ${iso2("cu.commission_expires_at")} as commission_expires_at,
+              (select coalesce(sum(x.amount), 0)::float8 from purchases x
+               where x.account_id = cu.account_id and x.contact_id = cu.contact_id) as total_revenue,
+              (select count(*)::int from purchases x
+               where x.account_id = cu.account_id and x.contact_id = cu.contact_id) as total_purchases,
+              (select coalesce(sum(round(coalesce(x.commission_amount, x.amount * x.commission_rate, 0), 2)), 0)::float8
+               from purchases x where x.account_id = cu.account_id and x.contact_id = cu.contact_id
+                 and x.commissionable) as total_commission,
+              (select coalesce(array_agg(distinct coalesce(x.product_name, x.product_key)), '{}') from purchases x
+               where x.account_id = cu.account_id and x.contact_id = cu.contact_id
+                 and coalesce(x.product_key, x.product_name) is not null) as products,
+              ${iso2("cu.created_at")} as created_at
+            from customers cu join contacts c on c.account_id = cu.account_id and c.id = cu.contact_id
+            where cu.account_id = ${accountId}
+            order by cu.created_at desc, cu.id desc`,
+      ),
+    );
+    const listed = await db.tenant(accountId, (tx) => contactsCustomers(tx, accountId));
+    assert.ok(reference.length > 50, `a demo with customers (${reference.length})`);
+    const sortProducts = (r: Record<string, unknown>) => ({
+      ...r,
+      products: [...(r.products as string[])].sort(),
+    });
+    assert.deepEqual(listed.map(sortProducts), reference.map(sortProducts));
   });
 });
