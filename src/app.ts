@@ -125,7 +125,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => done(null, body));
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    if (error instanceof ApiError) return reply.status(error.status).send(error.body());
+    if (error instanceof ApiError) {
+      const retryAfter = error.extra.retry_after_seconds;
+      if (typeof retryAfter === "number") reply.header("Retry-After", String(retryAfter));
+      return reply.status(error.status).send(error.body());
+    }
     if (error.statusCode === 413) {
       const limit = request.routeOptions.bodyLimit ?? 1024 * 1024;
       return reply.status(400).send(ApiError.validation(`request body exceeds ${limit} bytes`).body());

@@ -7,7 +7,7 @@ import type { AdminContext } from "./admin/commands.ts";
 import { DEMO_OWNER, seedDemo } from "./admin/demo.ts";
 import { reinviteMember } from "./admin/members.ts";
 import { buildApp } from "./app.ts";
-import { createCachedKeyStore, createDirectKeyStore, type KeyStore } from "./auth/key-store.ts";
+import { createCachedKeyStore, type KeyStore } from "./auth/key-store.ts";
 import type { Config } from "./config.ts";
 import { createSecretBox, loadOrCreateKeyring, type SecretBox } from "./crypto/secret-box.ts";
 import { type Database, openEmbedded, openPostgres } from "./db/client.ts";
@@ -100,9 +100,9 @@ export function openMailer(config: Config, siteUrl: () => string): Mailer {
   );
 }
 
-/** Only the embedded database is written by this process alone, so only there may keys be cached. */
+/** Keys cached in process, dropped whenever the database announces a change (db.keyChanges). */
 export function keyStoreFor(db: Database): KeyStore {
-  return db.kind === "embedded" ? createCachedKeyStore(db) : createDirectKeyStore(db);
+  return createCachedKeyStore(db, db.keyChanges());
 }
 
 /** Prometheus metrics and their own listener with METRICS_PORT; without it nothing is counted. */

@@ -8,6 +8,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
+import { type ChangeFeed, KEY_CHANGE_CHANNEL, listenForChanges, ownChanges } from "./change-feed.ts";
 import { type MaintenanceOptions, maintainEmbedded } from "./embedded-maintenance.ts";
 import { migratePostgres } from "./postgres-migrations.ts";
 import * as schema from "./schema.ts";
@@ -24,6 +25,12 @@ export interface Database {
   readonly kind: "embedded" | "postgres";
   /** A request's transaction: the non-owner role, and RLS scoped to one account. */
   tenant<T>(accountId: string, fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * A request that only reads: as `tenant`, but on PostgreSQL without a transaction around it (one
+   * round trip sets the context instead of begin, set and commit). Under READ COMMITTED each
+   * statement takes its own snapshot either way, so the reads see the same data.
+   */
+  read<T>(accountId: string, fn: (tx: Sql) => Promise<T>): Promise<T>;
   /** Authentication: the request role, seeing only the key whose hash is presented and its account. */
   keyLookup<T>(keyHash: string, fn: (tx: Sql) => Promise<T>): Promise<T>;
   /** Ingestion outside the key API: the request role, seeing only the account with this client key. */
@@ -42,6 +49,8 @@ export interface Database {
    * what was cached about keys and accounts before is stale.
    */
   adminGeneration(): number;
+  /** Tells a key cache when what it holds may be stale (see change-feed.ts); opened on first use. */
+  keyChanges(): ChangeFeed;
   /**
    * Health checks (/readyz): the owner with no account set, so forced RLS hides every tenant row;
    * unlike `admin`, not counted as administration (it would drop the key and session caches).
@@ -69,6 +78,8 @@ export async function rows<T>(db: Sql, query: SQL): Promise<T[]> {
 interface Settings {
   /** Run as the request role rather than the owner. */
   asRequestRole: boolean;
+  /** False: reads only, run without a transaction where the driver allows it (PostgreSQL). */
+  transaction: boolean;
   name: "app.account_id" | "app.key_hash" | "app.session_hash" | "app.client_key" | "app.tracking_host";
   value: string;
 }
@@ -80,22 +91,27 @@ function scoped(run: Transaction) {
   let generation = 0;
   return {
     tenant: <T>(accountId: string, fn: (tx: Sql) => Promise<T>) =>
-      run({ asRequestRole: true, name: "app.account_id", value: accountId }, fn),
+      run({ asRequestRole: true, transaction: true, name: "app.account_id", value: accountId }, fn),
+    read: <T>(accountId: string, fn: (tx: Sql) => Promise<T>) =>
+      run({ asRequestRole: true, transaction: false, name: "app.account_id", value: accountId }, fn),
     keyLookup: <T>(keyHash: string, fn: (tx: Sql) => Promise<T>) =>
-      run({ asRequestRole: true, name: "app.key_hash", value: keyHash }, fn),
+      run({ asRequestRole: true, transaction: false, name: "app.key_hash", value: keyHash }, fn),
     sessionLookup: <T>(sessionHash: string, fn: (tx: Sql) => Promise<T>) =>
-      run({ asRequestRole: true, name: "app.session_hash", value: sessionHash }, fn),
+      run({ asRequestRole: true, transaction: true, name: "app.session_hash", value: sessionHash }, fn),
     clientKeyLookup: <T>(clientKey: string, fn: (tx: Sql) => Promise<T>) =>
-      run({ asRequestRole: true, name: "app.client_key", value: clientKey }, fn),
+      run({ asRequestRole: true, transaction: true, name: "app.client_key", value: clientKey }, fn),
     hostLookup: <T>(host: string, fn: (tx: Sql) => Promise<T>) =>
-      run({ asRequestRole: true, name: "app.tracking_host", value: host }, fn),
+      run({ asRequestRole: true, transaction: true, name: "app.tracking_host", value: host }, fn),
     admin: <T>(accountId: string | null, fn: (tx: Sql) => Promise<T>) =>
-      run({ asRequestRole: false, name: "app.account_id", value: accountId ?? "" }, fn).finally(() => {
+      run(
+        { asRequestRole: false, transaction: true, name: "app.account_id", value: accountId ?? "" },
+        fn,
+      ).finally(() => {
         generation += 1;
       }),
     adminGeneration: () => generation,
     probe: <T>(fn: (tx: Sql) => Promise<T>) =>
-      run({ asRequestRole: false, name: "app.account_id", value: "" }, fn),
+      run({ asRequestRole: false, transaction: true, name: "app.account_id", value: "" }, fn),
   };
 }
 
@@ -104,10 +120,23 @@ const SETTING_VALUE =
   /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64}|ck_[A-Za-z0-9_-]{1,64}|[a-z0-9.-]{1,253}|)$/i;
 
 /** One literal statement for PGlite's `exec`: a single call instead of a parse/bind/execute round. */
-function literalSettings(settings: Settings): string {
+function literalSettings(settings: Settings, local = true): string {
   if (!SETTING_VALUE.test(settings.value)) throw new Error(`refused ${settings.name} value`);
-  const role = settings.asRequestRole ? `set_config('role', '${REQUEST_ROLE}', true), ` : "";
-  return `select ${role}set_config('${settings.name}', '${settings.value}', true)`;
+  const role = settings.asRequestRole ? `set_config('role', '${REQUEST_ROLE}', ${local}), ` : "";
+  return `select ${role}set_config('${settings.name}', '${settings.value}', ${local})`;
+}
+
+/**
+ * PostgreSQL's context, sent as one simple query (literal values, checked above): one round trip.
+ * RESET ALL first: settings a previous user of the pooled connection set for its session (a read's
+ * context, a query's work_mem) never reach this one; it leaves the role alone, which is set or reset
+ * explicitly. A read sets its context for the session — there is no transaction for SET LOCAL to
+ * end — and the next checkout's RESET ALL undoes it.
+ */
+function postgresSetup(settings: Settings): string {
+  if (!settings.transaction) return `reset all; ${literalSettings(settings, false)}`;
+  const role = settings.asRequestRole ? "" : "reset role; ";
+  return `begin; reset all; ${role}${literalSettings(settings)}`;
 }
 
 /*
@@ -147,7 +176,8 @@ export async function openEmbedded(
   const handle = drizzlePglite(forwarder as unknown as PGlite) as unknown as Sql;
   const run: Transaction = (settings, fn) =>
     client.transaction(async (tx) => {
-      await tx.exec(literalSettings(settings));
+      // RESET ALL: what the previous transaction set for the session (a query's work_mem) ends here.
+      await tx.exec(`reset all; ${literalSettings(settings)}`);
       current = tx;
       try {
         return await fn(handle);
@@ -172,9 +202,12 @@ export async function openEmbedded(
   };
   // The first pass at once: what an earlier process left unvisited is read from the first request.
   schedule(0);
+  const scopes = scoped(run);
+  const changes = ownChanges(scopes.adminGeneration);
   return {
     kind: "embedded",
-    ...scoped(run),
+    ...scopes,
+    keyChanges: () => changes,
     migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_DIR }),
     maintain,
     close: async () => {
@@ -243,19 +276,13 @@ export async function openPostgres(
   const run: Transaction = async (settings, fn) => {
     const client = await pool.connect();
     let broken: Error | undefined;
+    let begun = false;
     try {
-      await client.query("begin");
-      const tx = handleOf(client);
-      await client.query(
-        settings.asRequestRole
-          ? "select set_config('role', $3, true), set_config($1, $2, true)"
-          : "select set_config($1, $2, true)",
-        settings.asRequestRole
-          ? [settings.name, settings.value, REQUEST_ROLE]
-          : [settings.name, settings.value],
-      );
-      const result = await fn(tx);
-      await client.query("commit");
+      const setup = postgresSetup(settings);
+      begun = settings.transaction;
+      await client.query(setup);
+      const result = await fn(handleOf(client));
+      if (settings.transaction) await client.query("commit");
       return result;
     } catch (err) {
       // A timed-out query is still awaited on its connection: a rollback would queue behind it and
@@ -264,20 +291,34 @@ export async function openPostgres(
         broken = err as Error;
         throw err;
       }
-      await client.query("rollback").catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
+      if (begun) {
+        await client.query("rollback").catch((rollbackError: Error) => {
+          broken = rollbackError;
+        });
+      }
       throw err;
     } finally {
       client.release(broken);
     }
   };
+  const scopes = scoped(run);
+  let changes: ChangeFeed | null = null;
   return {
     kind: "postgres",
-    ...scoped(run),
+    ...scopes,
+    keyChanges: () => {
+      if (changes) return changes;
+      const listener = listenForChanges(url, KEY_CHANGE_CHANNEL, { connectTimeoutMs });
+      // This process's own administrations count at once; the notification of them comes later.
+      changes = { ...listener, generation: () => listener.generation() + scopes.adminGeneration() };
+      return changes;
+    },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     migrate: () => migratePostgres(url, MIGRATIONS_DIR, connectTimeoutMs),
     maintain: async () => {},
-    close: () => pool.end(),
+    close: async () => {
+      await changes?.close();
+      await pool.end();
+    },
   };
 }

@@ -14,6 +14,7 @@ import { failedAuthThrottle } from "./failed-auth.ts";
 import { readJsonBody } from "./json-body.ts";
 import type { CounterStore } from "./rate-limiter.ts";
 import { redact } from "./redact.ts";
+import { streamedList } from "./stream-rows.ts";
 
 export const RATE_LIMIT = 600;
 export { FAILED_AUTH_LIMIT } from "./failed-auth.ts";
@@ -71,7 +72,8 @@ export function validationMessage(error: z.ZodError): string {
     .join("; ");
 }
 
-function readInput(route: RouteDef, request: FastifyRequest): unknown {
+/** The request's input as the route's schema reads it: the query of a GET, else the JSON body. */
+function readInput(request: FastifyRequest): unknown {
   if (request.method === "GET" || request.method === "HEAD") return request.query ?? {};
   const raw = request.body;
   if (raw === undefined || raw === null || raw === "") return {};
@@ -81,16 +83,15 @@ function readInput(route: RouteDef, request: FastifyRequest): unknown {
   }
   const json = readJsonBody(String(raw));
   if (!json.ok) throw json.error;
-  const body = json.value;
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+  return json.value;
+}
+
+/** Checks an input (query object or JSON body) against the route's schema; 400 names the fault. */
+export function validateInput(route: RouteDef, input: unknown): unknown {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
     if (route.required) throw ApiError.validation(route.required.error);
     throw ApiError.validation("body must be a JSON object");
   }
-  return body;
-}
-
-function validate(route: RouteDef, request: FastifyRequest): unknown {
-  const input = readInput(route, request);
   if (route.required) {
     const value = (input as Record<string, unknown>)[route.required.field];
     if (value === undefined || value === null) throw ApiError.validation(route.required.error);
@@ -114,15 +115,85 @@ function validate(route: RouteDef, request: FastifyRequest): unknown {
 /** What the key steps of the pipeline need (the tenant's database is the handler's business). */
 export type KeyedDeps = Pick<PipelineDeps, "keys" | "counters" | "audit" | "clock">;
 
-export interface KeyedOptions {
-  /** The scope the request needs; null when any valid key will do (/tools, /mcp). */
-  scope: Scope | null;
-  /**
-   * True for a request that may hand its work to a registry route run through this same pipeline
-   * (an MCP tool call): that route counts it against the rate limit and audits it, so it is not
-   * counted up front here. If it is not handed off after all, it is counted and audited afterwards.
-   */
-  mayHandOff?: (request: FastifyRequest) => boolean;
+/**
+ * Failed-auth gate → key (DESIGN §5): the valid, unrevoked, unexpired key the request presents, or
+ * 401 (counted against the caller's address).
+ */
+export async function authenticate(
+  deps: KeyedDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<KeyRecord> {
+  const failedAuth = failedAuthThrottle(deps.counters, request.ip);
+  await failedAuth.gate(reply);
+  const now = deps.clock();
+  const key = presentedKey(request.headers);
+  const hash = key !== null && isWellFormedApiKey(key) ? hashApiKey(key) : null;
+  const record = hash === null ? null : await deps.keys.find(hash);
+  if (
+    key === null ||
+    record === null ||
+    record.revoked_at !== null ||
+    (record.expires_at !== null && record.expires_at.getTime() <= now.getTime())
+  ) {
+    throw await failedAuth.fail(reply, new ApiError("invalid_or_missing_api_key"));
+  }
+  request.ascribe.keyPrefix = displayPrefix(key);
+  return record;
+}
+
+/** Plan (`plan_free_no_api`): the API is for paid plans. */
+export function checkPlan(record: KeyRecord): void {
+  if (record.plan === "free") throw new ApiError("plan_free_no_api");
+}
+
+/**
+ * Per-key rate limit: every authenticated request past the plan counts once. Past the limit it
+ * throws `rate_limited`; the caller's answer carries what is left either way.
+ */
+export async function meter(deps: KeyedDeps, record: KeyRecord, request: FastifyRequest): Promise<void> {
+  const used = await deps.counters.hit(`rate:${record.key_id}`, WINDOW_MS);
+  request.ascribe.rateLimitRemaining = Math.max(0, RATE_LIMIT - used.count);
+  if (used.count > RATE_LIMIT) {
+    throw new ApiError("rate_limited", { retry_after_seconds: RETRY_AFTER_SECONDS });
+  }
+}
+
+/** Scope (`insufficient_scope`, naming the scope required). */
+export function checkScope(record: KeyRecord, scope: Scope): void {
+  if (!grants(record.scopes, scope)) throw new ApiError("insufficient_scope", { required: scope });
+}
+
+/** What an audit row says of the request it records, beside the key, address and time. */
+export interface AuditTarget {
+  method: string;
+  path: string;
+  scope: string;
+}
+
+/**
+ * Records one audit row for an authenticated request. Called before the answer leaves, so a stop
+ * that waits for handlers loses none.
+ */
+export function auditRequest(
+  deps: KeyedDeps,
+  request: FastifyRequest,
+  record: KeyRecord,
+  target: AuditTarget,
+  status: number,
+): void {
+  deps.audit.record(record.account_id, {
+    key_id: record.key_id,
+    ...target,
+    status,
+    ip: request.ip,
+    occurred_at: deps.clock().toISOString(),
+  });
+}
+
+/** The status an error answers with (the error handler's own mapping: anything else is a 502). */
+export function statusOf(err: unknown): number {
+  return err instanceof ApiError ? err.status : 502;
 }
 
 export interface KeyedContext {
@@ -130,8 +201,6 @@ export interface KeyedContext {
   now: Date;
   request: FastifyRequest;
   reply: FastifyReply;
-  /** Tells the pipeline the work went to a route that counted and audited it. */
-  handedOff(): void;
 }
 
 /**
@@ -140,104 +209,67 @@ export interface KeyedContext {
  */
 export function keyedHandler(
   deps: KeyedDeps,
-  options: KeyedOptions,
+  options: { scope: Scope | null },
   run: (ctx: KeyedContext) => Promise<unknown>,
 ) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const ip = request.ip;
-    const failedAuth = failedAuthThrottle(deps.counters, ip);
-    await failedAuth.gate(reply);
-
-    const now = deps.clock();
-    const key = presentedKey(request.headers);
-    const hash = key !== null && isWellFormedApiKey(key) ? hashApiKey(key) : null;
-    const record = hash === null ? null : await deps.keys.find(hash);
-    if (
-      record === null ||
-      record.revoked_at !== null ||
-      (record.expires_at !== null && record.expires_at.getTime() <= now.getTime())
-    ) {
-      throw await failedAuth.fail(reply, new ApiError("invalid_or_missing_api_key"));
-    }
-    if (key !== null) request.ascribe.keyPrefix = displayPrefix(key);
-    // From here the request is authenticated: whatever its outcome, it is audited. The entry is
-    // recorded before the answer leaves, so a stop that waits for handlers loses none.
-    const deferred = options.mayHandOff?.(request) ?? false;
-    let handedOff = false;
-    let pastPlan = false;
+    const record = await authenticate(deps, request, reply);
+    const path = request.url.split("?")[0] ?? request.url;
+    const target = { method: request.method, path, scope: options.scope ?? "" };
     let status = 200;
     try {
-      if (record.plan === "free") throw new ApiError("plan_free_no_api");
-      pastPlan = true;
-
-      if (!deferred) {
-        const used = await deps.counters.hit(`rate:${record.key_id}`, WINDOW_MS);
-        request.ascribe.rateLimitRemaining = Math.max(0, RATE_LIMIT - used.count);
-        if (used.count > RATE_LIMIT) {
-          reply.header("Retry-After", String(RETRY_AFTER_SECONDS));
-          throw new ApiError("rate_limited", { retry_after_seconds: RETRY_AFTER_SECONDS });
-        }
-      }
-
-      if (options.scope !== null && !grants(record.scopes, options.scope))
-        throw new ApiError("insufficient_scope", { required: options.scope });
-
-      const result = await run({
-        record,
-        now,
-        request,
-        reply,
-        handedOff: () => {
-          handedOff = true;
-        },
-      });
+      checkPlan(record);
+      await meter(deps, record, request);
+      if (options.scope !== null) checkScope(record, options.scope);
+      const result = await run({ record, now: deps.clock(), request, reply });
       status = reply.statusCode;
       return result;
     } catch (err) {
-      status = err instanceof ApiError ? err.status : 502;
+      status = statusOf(err);
       throw err;
     } finally {
-      if (!handedOff) {
-        // A deferred request the route never took still costs one request of the window.
-        if (deferred && pastPlan) {
-          const used = await deps.counters.hit(`rate:${record.key_id}`, WINDOW_MS);
-          request.ascribe.rateLimitRemaining = Math.max(0, RATE_LIMIT - used.count);
-        }
-        deps.audit.record(record.account_id, {
-          key_id: record.key_id,
-          method: request.method,
-          path: request.url.split("?")[0] ?? request.url,
-          scope: options.scope ?? "",
-          status,
-          ip,
-          occurred_at: deps.clock().toISOString(),
-        });
-      }
+      auditRequest(deps, request, record, target, status);
     }
   };
 }
 
 /**
- * The request pipeline of a registry route: the key steps (above) → validation → handler (tenant
- * transaction) → barrier → redaction → envelope.
+ * A registry route's work once its caller is admitted: the handler in the tenant's database (a
+ * read without a transaction on PostgreSQL, a write in one) → barrier → redaction → envelope. The
+ * REST route and an MCP tool call both end here.
  */
+export async function runRoute(
+  route: RouteDef,
+  deps: Pick<PipelineDeps, "db" | "files">,
+  record: KeyRecord,
+  input: unknown,
+  now: Date,
+): Promise<Record<string, unknown>> {
+  const tenant: Tenant = {
+    accountId: record.account_id,
+    plan: record.plan,
+    timezone: record.timezone,
+    currency: record.currency,
+  };
+  const reads = route.methods.every((method) => method === "GET");
+  const session = reads ? deps.db.read.bind(deps.db) : deps.db.tenant.bind(deps.db);
+  const data = await session(tenant.accountId, (tx) =>
+    route.handler({ tx, tenant, input, now, files: deps.files }),
+  );
+  assertSingleTenant(data, tenant.accountId);
+  if (data instanceof InlineError) {
+    const body = redact(data.body, route.redactFragments) as Record<string, unknown>;
+    return { ...body, data: body };
+  }
+  return { data: redact(data, route.redactFragments) };
+}
+
+/** The request pipeline of a registry route: the key steps (above) → validation → `runRoute`. */
 export function pipelineHandler(route: RouteDef, deps: PipelineDeps) {
-  return keyedHandler(deps, { scope: route.scope }, async ({ record, now, request }) => {
-    const input = validate(route, request);
-    const tenant: Tenant = {
-      accountId: record.account_id,
-      plan: record.plan,
-      timezone: record.timezone,
-      currency: record.currency,
-    };
-    const data = await deps.db.tenant(tenant.accountId, (tx) =>
-      route.handler({ tx, tenant, input, now, files: deps.files }),
-    );
-    assertSingleTenant(data, tenant.accountId);
-    if (data instanceof InlineError) {
-      const body = redact(data.body, route.redactFragments) as Record<string, unknown>;
-      return { ...body, data: body };
-    }
-    return { data: redact(data, route.redactFragments) };
+  return keyedHandler(deps, { scope: route.scope }, async ({ record, now, request, reply }) => {
+    const input = validateInput(route, readInput(request));
+    // A whole list the route streams (stream-rows.ts); any other answer is built whole.
+    const streamed = await streamedList(route, deps, record, input, now, reply);
+    return streamed ?? runRoute(route, deps, record, input, now);
   });
 }

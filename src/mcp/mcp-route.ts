@@ -10,8 +10,20 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type ToolDef, toolFor, toolsFor } from "../catalog/tools.ts";
+import { ApiError } from "../http/errors.ts";
 import { readJsonBody } from "../http/json-body.ts";
-import { type KeyedDeps, keyedHandler } from "../http/pipeline.ts";
+import {
+  type AuditTarget,
+  auditRequest,
+  authenticate,
+  checkPlan,
+  checkScope,
+  meter,
+  type PipelineDeps,
+  runRoute,
+  statusOf,
+  validateInput,
+} from "../http/pipeline.ts";
 import type { KeyRecord } from "../queries/find-key-by-hash.ts";
 import { API_PREFIX, type RouteDef } from "../routes/route-def.ts";
 
@@ -23,7 +35,7 @@ const VERSION = (
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
-export interface McpRouteDeps extends KeyedDeps {
+export interface McpRouteDeps extends PipelineDeps {
   routes: readonly RouteDef[];
   siteUrl: () => string;
   /** The app's in-flight tracking (a stop waits for running handlers). */
@@ -33,11 +45,9 @@ export interface McpRouteDeps extends KeyedDeps {
 /** What a tool call needs to run its route as the caller. */
 interface Caller {
   record: KeyRecord;
-  /** The caller's own key headers, passed on unchanged: the route authenticates them itself. */
-  headers: Record<string, string>;
-  ip: string;
-  /** The /mcp response reports what the route's rate limit left, since the route did the counting. */
-  setRateLimitRemaining(remaining: number): void;
+  request: FastifyRequest;
+  /** Called as a tool starts: the tool's route, not POST /mcp, meters and audits the request. */
+  toolRuns(): void;
 }
 
 function instructions(record: KeyRecord): string {
@@ -50,15 +60,12 @@ function instructions(record: KeyRecord): string {
   ].join(" ");
 }
 
-/** A JSON-RPC message that runs a registry route as a tool (counted and audited by that route). */
-function isToolCall(body: unknown, toolNames: ReadonlySet<string>): boolean {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return false;
+/** The registry route a JSON-RPC message runs as a tool, if it is a tool call. */
+function calledTool(body: unknown, tools: ReadonlyMap<string, ToolDef>): ToolDef | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
   const message = body as { method?: unknown; params?: { name?: unknown } };
-  return (
-    message.method === "tools/call" &&
-    typeof message.params?.name === "string" &&
-    toolNames.has(message.params.name)
-  );
+  if (message.method !== "tools/call" || typeof message.params?.name !== "string") return null;
+  return tools.get(message.params.name) ?? null;
 }
 
 function parseBody(raw: unknown): unknown {
@@ -70,29 +77,54 @@ function parseBody(raw: unknown): unknown {
   }
 }
 
-function queryString(args: Record<string, unknown>): string {
-  const params = new URLSearchParams();
+/** A GET route's arguments as its query would carry them: text, objects as JSON text. */
+function queryOf(args: Record<string, unknown>): Record<string, string> {
+  const query: Record<string, string> = {};
   for (const [name, value] of Object.entries(args)) {
     if (value === undefined || value === null) continue;
     // Anything but a scalar is sent as JSON text, for the route to refuse with its own message.
-    params.append(name, typeof value === "object" ? JSON.stringify(value) : String(value));
+    query[name] = typeof value === "object" ? JSON.stringify(value) : String(value);
   }
-  const text = params.toString();
-  return text === "" ? "" : `?${text}`;
+  return query;
 }
 
 /**
- * One MCP server per request (stateless Streamable HTTP). Every tool call runs the real route
- * through the app with the caller's key, so scopes, plan, rate limit, audit, barrier and redaction
- * are the REST API's own and nothing here re-implements them.
+ * A tool call, in process, through the route's own steps after the door: rate limit → scope →
+ * validation → handler → barrier → redaction, audited as the route. A refusal is the route's
+ * error body with its status.
  */
-function createServer(
-  app: FastifyInstance,
+async function runTool(
   deps: McpRouteDeps,
   caller: Caller,
-  allTools: ReadonlyMap<string, ToolDef>,
-  handedOff: () => void,
-): Server {
+  tool: ToolDef,
+  args: Record<string, unknown>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const { record, request } = caller;
+  const target: AuditTarget = { method: tool.method, path: API_PREFIX + tool.path, scope: tool.route.scope };
+  caller.toolRuns();
+  let status = 200;
+  try {
+    await meter(deps, record, request);
+    checkScope(record, tool.route.scope);
+    const input = validateInput(tool.route, tool.method === "GET" ? queryOf(args) : args);
+    return { status, body: await runRoute(tool.route, deps, record, input, deps.clock()) };
+  } catch (err) {
+    status = statusOf(err);
+    if (err instanceof ApiError) return { status, body: err.body() };
+    // Never echo internals: the detail goes to the log only (as the app's error handler does).
+    request.log.error({ err, tool: tool.name }, "tool call failed");
+    return { status, body: new ApiError("upstream_error").body() };
+  } finally {
+    auditRequest(deps, request, record, target, status);
+  }
+}
+
+/**
+ * One MCP server per request (stateless Streamable HTTP). Every tool call runs the real route in
+ * process with the caller's key record, so scopes, rate limit, audit, barrier and redaction are the
+ * REST API's own steps and nothing here re-implements them.
+ */
+function createServer(deps: McpRouteDeps, caller: Caller, allTools: ReadonlyMap<string, ToolDef>): Server {
   // The low-level Server, not McpServer: tools are per key and their schemas are JSON Schema
   // already, generated from the registry.
   const server = new Server(
@@ -110,37 +142,17 @@ function createServer(
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = allTools.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    const args = request.params.arguments ?? {};
-    const url = API_PREFIX + tool.path;
-    // A tool outside the key's scopes is still dispatched: the route answers insufficient_scope.
-    handedOff();
-    const response = await app.inject(
-      tool.method === "GET"
-        ? { method: "GET", url: url + queryString(args), headers: caller.headers, remoteAddress: caller.ip }
-        : {
-            method: tool.method,
-            url,
-            headers: { ...caller.headers, "content-type": "application/json" },
-            payload: JSON.stringify(args),
-            remoteAddress: caller.ip,
-          },
-    );
-    const remaining = Number(response.headers["x-ratelimit-remaining"]);
-    if (Number.isInteger(remaining)) caller.setRateLimitRemaining(remaining);
-    const body = parseBody(response.body);
-    const structured =
-      typeof body === "object" && body !== null && !Array.isArray(body)
-        ? (body as Record<string, unknown>)
-        : { error: "upstream_error" };
-    if (response.statusCode >= 400) {
-      const error = { ...structured, status: response.statusCode };
+    // A tool outside the key's scopes still runs its route, which answers insufficient_scope.
+    const { status, body } = await runTool(deps, caller, tool, request.params.arguments ?? {});
+    if (status >= 400) {
+      const error = { ...body, status };
       return {
         isError: true,
         content: [{ type: "text", text: JSON.stringify(error) }],
         structuredContent: error,
       };
     }
-    return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+    return { content: [{ type: "text", text: JSON.stringify(body) }], structuredContent: body };
   });
   return server;
 }
@@ -155,16 +167,6 @@ function webHeaders(request: FastifyRequest): Headers {
   return headers;
 }
 
-/** The caller's key headers, as they came, for the routes its tool calls run. */
-function keyHeaders(request: FastifyRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of ["authorization", "x-api-key"]) {
-    const value = request.headers[name];
-    if (typeof value === "string") out[name] = value;
-  }
-  return out;
-}
-
 /**
  * `{site_url}/mcp`: the MCP server over Streamable HTTP (stateless, JSON responses). Every request
  * presents the key like a REST call and passes the same key steps — failed-auth gate, key, plan
@@ -174,33 +176,34 @@ function keyHeaders(request: FastifyRequest): Record<string, string> {
 export function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps): void {
   // Every route's tool, whatever the key: a call outside its scopes gets the route's own refusal.
   const allTools = new Map(deps.routes.map(toolFor).map((tool) => [tool.name, tool]));
-  const toolNames = new Set(allTools.keys());
-  const mayHandOff = (request: FastifyRequest) => isToolCall(parseBody(request.body), toolNames);
+  const door: AuditTarget = { method: "POST", path: MCP_PATH, scope: "" };
 
   app.post(
     MCP_PATH,
-    deps.tracked(
-      keyedHandler(deps, { scope: null, mayHandOff }, async ({ record, request, reply, handedOff }) => {
+    deps.tracked(async (request, reply) => {
+      const record = await authenticate(deps, request, reply);
+      const raw = typeof request.body === "string" ? request.body : "";
+      const parsed = parseBody(raw);
+      // A tool call is metered and audited once, as its route, when it runs; anything else here.
+      const toolCall = calledTool(parsed, allTools) !== null;
+      let toolRan = false;
+      let admitted = false;
+      let status = 200;
+      try {
+        checkPlan(record);
+        admitted = true;
+        if (!toolCall) await meter(deps, record, request);
         // Malformed JSON is the SDK's to answer (a JSON-RPC parse error); too deep a value is ours.
-        const checked = readJsonBody(typeof request.body === "string" ? request.body : "");
+        const checked = readJsonBody(raw);
         if (!checked.ok && checked.reason === "depth") throw checked.error;
-        const caller: Caller = {
-          record,
-          headers: keyHeaders(request),
-          ip: request.ip,
-          setRateLimitRemaining: (remaining) => {
-            request.ascribe.rateLimitRemaining = remaining;
-          },
-        };
-        const server = createServer(app, deps, caller, allTools, handedOff);
+        const caller: Caller = { record, request, toolRuns: () => (toolRan = true) };
+        const server = createServer(deps, caller, allTools);
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,
         });
         try {
           await server.connect(transport);
-          const raw = typeof request.body === "string" ? request.body : "";
-          const parsed = parseBody(raw);
           const response = await transport.handleRequest(
             new Request(deps.siteUrl() + MCP_PATH, {
               method: "POST",
@@ -213,13 +216,23 @@ export function registerMcpRoute(app: FastifyInstance, deps: McpRouteDeps): void
           response.headers.forEach((value, name) => {
             if (name !== "content-length") reply.header(name, value);
           });
+          status = response.status;
           return await response.text();
         } finally {
           await transport.close();
           await server.close();
         }
-      }),
-    ),
+      } catch (err) {
+        status = statusOf(err);
+        throw err;
+      } finally {
+        if (!toolRan) {
+          // A tool call that never reached its tool still costs one request of the window.
+          if (toolCall && admitted) await meter(deps, record, request).catch(() => {});
+          auditRequest(deps, request, record, door, status);
+        }
+      }
+    }),
   );
   // Stateless: no server-sent stream to open (GET) and no session to end (DELETE). Every method
   // but POST is the app's 405 (`allowed: ["POST"]`), which the SDK's client takes to mean exactly that.

@@ -62,9 +62,9 @@ export async function funnelReport(
   params: { window: ReportWindow; now: Date },
 ): Promise<Funnel> {
   const w = params.window;
-  // For this report's transaction only (set_config(…, true) is SET LOCAL): the cohort's sort and
-  // hashes stay in memory.
-  await db.execute(sql`select set_config('work_mem', '32MB', true)`);
+  // The cohort's sort and hashes stay in memory. For this request only: set for the session (a read
+  // has no transaction for SET LOCAL to end); the connection's next user resets it (RESET ALL).
+  await db.execute(sql`select set_config('work_mem', '32MB', false)`);
   const [row] = await rows<Row>(
     db,
     sql`

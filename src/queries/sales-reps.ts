@@ -42,8 +42,9 @@ export async function salesReps(
   // entries over 30 days at scale 100. Without account_id statistics (embedded-maintenance.ts) the
   // planner takes an account for 1/200 of the table and sorts them; hashed, the embedded database
   // answers in half the time (PGlite, scale 100, 30 days: 243–357 → 150–172 ms). For this
-  // transaction only (SET LOCAL).
-  await db.execute(sql`select set_config('enable_sort', 'off', true)`);
+  // request only: a read has no transaction for SET LOCAL to end, so it is set for the session and
+  // the connection's next user resets it (db/client.ts, RESET ALL).
+  await db.execute(sql`select set_config('enable_sort', 'off', false)`);
   const result = await rows<RepRow & { account_id: string }>(
     db,
     sql`

@@ -26,12 +26,26 @@ function countingDb(inner: Database) {
   return Object.assign(counted, { db: wrapped });
 }
 
+/**
+ * Waits until the change feed listens and the announcements of the writes made so far have come
+ * (on PostgreSQL they arrive a moment after each commit), so a count of lookups is exact.
+ */
+async function quietFeed(): Promise<void> {
+  const feed = db.keyChanges();
+  let last = -1;
+  while (!feed.trusted() || feed.generation() !== last) {
+    last = feed.generation();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+}
+
 describe("key store", () => {
   test("cached: a found key is read once until an administration transaction", async () => {
     const account = await seedAccount(db);
     const key = await account.key(["read:icp"]);
+    await quietFeed();
     const counting = countingDb(db);
-    const store = createCachedKeyStore(counting.db);
+    const store = createCachedKeyStore(counting.db, counting.db.keyChanges());
     const hash = hashApiKey(key);
     const first = await store.find(hash);
     assert.equal(first?.account_id, account.accountId);
@@ -44,6 +58,28 @@ describe("key store", () => {
     assert.equal(await store.find(hashApiKey(`svc_sk_live_${"Z".repeat(32)}`)), null);
     assert.equal(await store.find(hashApiKey(`svc_sk_live_${"Z".repeat(32)}`)), null);
     assert.equal(counting.lookups, 4, "unknown keys are not kept");
+  });
+
+  test("cached: nothing is served from memory while the change feed is not trusted", async () => {
+    const account = await seedAccount(db);
+    const hash = hashApiKey(await account.key(["read:icp"]));
+    const counting = countingDb(db);
+    const feed = { generation: 0, trusted: false };
+    const store = createCachedKeyStore(counting.db, {
+      generation: () => feed.generation,
+      trusted: () => feed.trusted,
+      close: async () => {},
+    });
+    await store.find(hash);
+    await store.find(hash);
+    assert.equal(counting.lookups, 2, "an untrusted feed: every find asks the database");
+    feed.trusted = true;
+    await store.find(hash);
+    await store.find(hash);
+    assert.equal(counting.lookups, 3, "trusted again: kept");
+    feed.generation += 1;
+    await store.find(hash);
+    assert.equal(counting.lookups, 4, "a change announced: asked again");
   });
 
   // The app uses the store main.ts picks for the back-end (cached on the embedded database).

@@ -1,0 +1,97 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import pg from "pg";
+import { hashApiKey } from "../../src/auth/api-key.ts";
+import type { ChangeFeed } from "../../src/db/change-feed.ts";
+import { backend, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+
+/*
+ * What a key cache relies on: migration 0025's triggers announce every change to what a cached key
+ * record holds, whoever makes it, and nothing else; the feed stops being trusted while it cannot
+ * hear them.
+ */
+
+let db: Awaited<ReturnType<typeof openTestDatabase>>;
+before(async () => {
+  db = await openTestDatabase();
+});
+after(async () => {
+  await db.close();
+});
+
+async function until(check: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe(`key change feed (${backend})`, () => {
+  test("an administration of this process moves the generation at once", async () => {
+    const feed = db.keyChanges();
+    await until(() => feed.trusted());
+    const before = feed.generation();
+    const account = await seedAccount(db);
+    assert.ok(feed.generation() > before);
+    const settled = feed.generation();
+    await account.setPlan("business");
+    assert.ok(feed.generation() > settled);
+  });
+
+  test("another connection's writes: a revocation, a plan, a deletion are announced; last_used_at is not", {
+    skip: backend !== "postgres" && "only this process writes the embedded database",
+  }, async () => {
+    const feed: ChangeFeed = db.keyChanges();
+    await until(() => feed.trusted());
+    const account = await seedAccount(db);
+    const hash = hashApiKey(await account.key(["read:icp"]));
+    const other = new pg.Client({ connectionString: db.url ?? "" });
+    await other.connect();
+    try {
+      const write = async (statement: string, params: unknown[]) => {
+        const at = feed.generation();
+        await other.query(statement, params);
+        return at;
+      };
+      // Quiet writes first: nothing may be announced after them.
+      let at = await write("update api_keys set last_used_at = now() where key_hash = $1", [hash]);
+      await write("update accounts set name = 'Renamed' where id = $1", [account.accountId]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(feed.generation(), at, "last_used_at and the name are not what a key record holds");
+
+      for (const [statement, params] of [
+        ["update api_keys set revoked_at = now() where key_hash = $1", [hash]],
+        ["update accounts set plan = 'free' where id = $1", [account.accountId]],
+        ["update accounts set timezone = 'Europe/Paris' where id = $1", [account.accountId]],
+        ["delete from api_keys where key_hash = $1", [hash]],
+      ] as const) {
+        at = await write(statement, [...params]);
+        await until(() => feed.generation() > at);
+      }
+    } finally {
+      await other.end();
+    }
+  });
+
+  test("a lost listening connection: untrusted until it listens again, then a new generation", {
+    skip: backend !== "postgres" && "the embedded database has no connection to lose",
+  }, async () => {
+    const feed = db.keyChanges();
+    await until(() => feed.trusted());
+    const at = feed.generation();
+    const killer = new pg.Client({ connectionString: db.url ?? "" });
+    await killer.connect();
+    try {
+      const killed = await killer.query(
+        "select pg_terminate_backend(pid) as done from pg_stat_activity where application_name = 'ascribe key changes' and datname = current_database()",
+      );
+      assert.equal(killed.rowCount, 1);
+    } finally {
+      await killer.end();
+    }
+    await until(() => !feed.trusted());
+    await until(() => feed.trusted());
+    assert.ok(feed.generation() > at);
+  });
+});
