@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 /** In the order `npm run bench` runs them. */
 const SUITES = [
   "pipeline",
+  "tenant-context",
   "import",
   "import-live",
   "collect",
