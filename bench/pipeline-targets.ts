@@ -1,0 +1,262 @@
+/**
+ * The pipeline suite's database and servers (bench/pipeline.ts): a fresh database with the demo
+ * account, the real app as `ascribe serve` builds it, and the bare servers it is compared with.
+ * See bench/README.md ("Pipeline").
+ */
+import { createServer, type Server } from "node:http";
+import { performance } from "node:perf_hooks";
+import { PGlite } from "@electric-sql/pglite";
+import { sql } from "drizzle-orm";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import Fastify, { type FastifyInstance } from "fastify";
+import pg from "pg";
+import type { Logger } from "pino";
+import { seedDemo } from "../src/admin/demo.ts";
+import { createKey } from "../src/admin/keys.ts";
+import { MIGRATIONS_DIR, rows } from "../src/db/client.ts";
+import type { AuditSink } from "../src/http/audit.ts";
+import { icpCriteria } from "../src/queries/icp-criteria.ts";
+import { API_PREFIX } from "../src/routes/route-def.ts";
+import { listenAddress, serveApp } from "./load.ts";
+import { type FreshDatabase, freshPglite, freshPostgres, onServer } from "./support.ts";
+
+export const TARGETS = ["bare-http", "bare", "bare-pg", "db-only", "pipeline", "kpis"] as const;
+export type Target = (typeof TARGETS)[number];
+
+/** The targets served by the real app: keyed, rate-limited, audited. */
+export const APP_TARGETS: readonly Target[] = ["pipeline", "kpis"];
+
+export const TARGET_DESCRIPTION: Record<Target, string> = {
+  "bare-http": "node:http server answering the pipeline's /icp/criteria bytes (prepared once), no framework",
+  bare: "Fastify route returning the pipeline's /icp/criteria body (serialised per request), no database",
+  "bare-pg":
+    "Fastify route running the /icp/criteria query bare: PostgreSQL pool.query with the account id bound " +
+    "(no transaction, no tenant context); PGlite: the same query on a PGlite of its own, outside a transaction",
+  "db-only": "Fastify route running the handler's database work alone: db.read(account) → icpCriteria",
+  pipeline: "the real app (buildApp as `ascribe serve` builds it), keyed GET /icp/criteria",
+  kpis: "the real app, keyed GET /dashboard/kpis (default window: the last 30 days) on the demo account",
+};
+
+export const ICP_PATH = `${API_PREFIX}/icp/criteria`;
+export const KPIS_PATH = `${API_PREFIX}/dashboard/kpis`;
+
+/** The query of src/queries/icp-criteria.ts, as text; the identical answers are checked before measuring. */
+const ICP_SQL = "select account_id, criteria from icp_criteria where account_id = $1";
+
+export type DatabaseKind = "postgres" | "pglite";
+
+export interface BenchDatabase extends FreshDatabase {
+  kind: DatabaseKind;
+  label: string;
+  /** PostgreSQL: the fresh database's URL. */
+  url?: URL;
+  accountId: string;
+  /** `*` keys of the demo account, the first the demo seed's own. */
+  keys: string[];
+  seedSeconds: number;
+  events: number;
+}
+
+/**
+ * A fresh, migrated database (PostgreSQL on `serverUrl`, or PGlite in memory) with the demo account
+ * at `scale` (seed 1: its ads, contacts, events, rollups and ICP criteria) and `keyCount` `*` keys.
+ * PostgreSQL is then vacuumed and analysed, as its autovacuum would after a bulk load (it is off on
+ * the bench machine); the demo seed runs the embedded database's pass itself.
+ */
+export async function openBenchDatabase(
+  kind: DatabaseKind,
+  options: { serverUrl: string; scale: number; keyCount: number; statementTimeoutMs: number },
+): Promise<BenchDatabase> {
+  const started = performance.now();
+  const fresh: FreshDatabase & { url?: URL } =
+    kind === "postgres"
+      ? await freshPostgres(options.serverUrl, { statementTimeoutMs: options.statementTimeoutMs })
+      : await freshPglite();
+  try {
+    const db = fresh.db;
+    const demo = await seedDemo(db, { seed: 1, scale: options.scale });
+    const url = fresh.url;
+    if (url) await onServer(url.toString(), "vacuum analyze");
+    const keys = [demo.key];
+    while (keys.length < options.keyCount) {
+      const created = await createKey(db, {
+        account: demo.account_id,
+        as: "owner@demo.ascribe.local",
+        name: `bench ${keys.length}`,
+        scopes: ["*"],
+      });
+      keys.push(created.key);
+    }
+    const [counted] = await db.admin(demo.account_id, (tx) =>
+      rows<{ n: number }>(
+        tx,
+        sql`select count(*)::int as n from events where account_id = ${demo.account_id}`,
+      ),
+    );
+    return {
+      ...fresh,
+      kind,
+      label:
+        kind === "postgres" && url
+          ? `PostgreSQL ${url.host}, database ${url.pathname.slice(1)} (dropped after)`
+          : "PGlite, in memory",
+      url,
+      accountId: demo.account_id,
+      keys,
+      seedSeconds: (performance.now() - started) / 1000,
+      events: counted?.n ?? 0,
+    };
+  } catch (err) {
+    await fresh.drop();
+    throw err;
+  }
+}
+
+export interface ServedTargets {
+  urls: Record<Target, string>;
+  /** The pipeline's /icp/criteria answer, which every /icp/criteria target answers byte for byte. */
+  referenceBody: string;
+  kpisBodyBytes: number;
+  audit: AuditSink;
+  close(): Promise<void>;
+}
+
+/** Every target listening on 127.0.0.1, answers checked; `close` stops them all. */
+export async function serveTargets(bench: BenchDatabase, logger: Logger): Promise<ServedTargets> {
+  const closers: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer();
+  };
+  try {
+    const { db, accountId } = bench;
+    const served = await serveApp(db, logger);
+    closers.push(
+      () => served.counters.close(),
+      () => served.audit.close(),
+      () => served.app.close(),
+    );
+    const authorization = `Bearer ${bench.keys[0] ?? ""}`;
+    const reference = await fetch(served.url + ICP_PATH, { headers: { authorization } });
+    const referenceBody = await reference.text();
+    if (reference.status !== 200) {
+      throw new Error(`the app answered ${reference.status} to ${ICP_PATH}: ${referenceBody}`);
+    }
+    const body: unknown = JSON.parse(referenceBody);
+    const kpis = await fetch(served.url + KPIS_PATH, { headers: { authorization } });
+    const kpisBody = await kpis.text();
+    if (kpis.status !== 200) throw new Error(`the app answered ${kpis.status} to ${KPIS_PATH}: ${kpisBody}`);
+
+    const bytes = Buffer.from(referenceBody);
+    const bareHttp = createServer((_req, res) => {
+      res.writeHead(200, {
+        "content-type": "application/json; charset=utf-8",
+        "content-length": bytes.length,
+      });
+      res.end(bytes);
+    });
+    await new Promise<void>((resolve) => bareHttp.listen(0, "127.0.0.1", resolve));
+    closers.push(() => closeServer(bareHttp));
+
+    const bare = await listen(Fastify(), (app) => app.get(ICP_PATH, async () => body));
+    closers.push(() => bare.close());
+
+    const query = await bareQuery(bench);
+    closers.push(query.close);
+    const barePg = await listen(Fastify(), (app) =>
+      app.get(ICP_PATH, async () => ({ data: await query.criteria() })),
+    );
+    closers.push(() => barePg.close());
+
+    const dbOnly = await listen(Fastify(), (app) =>
+      app.get(ICP_PATH, async () => ({ data: await db.read(accountId, (tx) => icpCriteria(tx, accountId)) })),
+    );
+    closers.push(() => dbOnly.close());
+
+    const urls: Record<Target, string> = {
+      "bare-http": listenAddress(bareHttp) + ICP_PATH,
+      bare: listenAddress(bare.server) + ICP_PATH,
+      "bare-pg": listenAddress(barePg.server) + ICP_PATH,
+      "db-only": listenAddress(dbOnly.server) + ICP_PATH,
+      pipeline: served.url + ICP_PATH,
+      kpis: served.url + KPIS_PATH,
+    };
+    // The /icp/criteria targets must serve the same bytes, or the comparison is not of the same work.
+    for (const target of TARGETS.filter((t) => t !== "kpis")) {
+      const response = await fetch(urls[target], { headers: { authorization } });
+      const text = await response.text();
+      if (response.status !== 200 || text !== referenceBody) {
+        throw new Error(`${target} answered ${response.status} ${text}, expected 200 ${referenceBody}`);
+      }
+    }
+    return { urls, referenceBody, kpisBodyBytes: Buffer.byteLength(kpisBody), audit: served.audit, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function listen(
+  app: FastifyInstance,
+  routes: (app: FastifyInstance) => unknown,
+): Promise<FastifyInstance> {
+  routes(app);
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  return app;
+}
+
+function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/**
+ * The /icp/criteria query with nothing around it. PostgreSQL: a pool like the app's (10 connections,
+ * JIT off) and `pool.query` with the account id bound: one round trip. The bench connects as the
+ * server's superuser, which row-level security does not apply to; the account is also set for the
+ * connection's session, so that a non-superuser owner reads the same row. PGlite: the embedded
+ * database gives no access outside its transactions, so the query runs on a PGlite of its own on the
+ * same thread, migrated alike, holding the same account and criteria rows.
+ */
+async function bareQuery(
+  bench: BenchDatabase,
+): Promise<{ criteria(): Promise<unknown>; close(): Promise<void> }> {
+  const { accountId } = bench;
+  const pick = (found: { criteria: unknown }[]) => found[0]?.criteria ?? {};
+  if (bench.url) {
+    const pool = new pg.Pool({
+      connectionString: bench.url.toString(),
+      max: 10,
+      options: `-c jit=off -c app.account_id=${accountId}`,
+    });
+    return {
+      criteria: async () => pick((await pool.query<{ criteria: unknown }>(ICP_SQL, [accountId])).rows),
+      close: () => pool.end(),
+    };
+  }
+  const copied = await bench.db.admin(accountId, (tx) =>
+    rows<{ account: unknown; criteria: unknown }>(
+      tx,
+      sql`select (select row_to_json(a) from accounts a where a.id = ${accountId}) as account,
+                 (select row_to_json(c) from icp_criteria c where c.account_id = ${accountId}) as criteria`,
+    ),
+  );
+  const client = await PGlite.create("memory://");
+  try {
+    await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_DIR });
+    await client.query("insert into accounts select * from json_populate_record(null::accounts, $1)", [
+      JSON.stringify(copied[0]?.account),
+    ]);
+    await client.query(
+      "insert into icp_criteria select * from json_populate_record(null::icp_criteria, $1)",
+      [JSON.stringify(copied[0]?.criteria)],
+    );
+  } catch (err) {
+    await client.close();
+    throw err;
+  }
+  return {
+    criteria: async () => pick((await client.query<{ criteria: unknown }>(ICP_SQL, [accountId])).rows),
+    close: () => client.close(),
+  };
+}
