@@ -186,6 +186,8 @@ function cpuText(t: Timed): string {
 }
 
 const GOAL_EVENTS_PER_SEC = 20_000;
+/** Issue 20's floor for the first import on PostgreSQL, below its goal. */
+const FLOOR_EVENTS_PER_SEC = 10_000;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(os.tmpdir(), "ascribe-bench-import-"));
@@ -204,15 +206,16 @@ async function main(): Promise<void> {
         )}; ad id ${files.withAdId}, utm_content only ${files.withUtmContentOnly}, no UTM ${files.withoutUtm}`,
     );
     const results: Round[] = [];
-    for (const backend of backends as Backend[]) {
-      console.log(
-        `\n${backend}${backend === "postgres" ? ` (${new URL(serverUrl).host})` : " (in memory)"}:`,
-      );
-      for (let round = 1; round <= rounds; round++) {
+    // Interleaved: each round runs every backend in turn, so noise lasting a while hits both.
+    console.log(
+      `\nbackends: ${(backends as Backend[]).map((b) => (b === "postgres" ? `postgres (${new URL(serverUrl).host})` : `${b} (in memory)`)).join(", ")}`,
+    );
+    for (let round = 1; round <= rounds; round++) {
+      for (const backend of backends as Backend[]) {
         const r = await runRound(backend, round, files);
         results.push(r);
         console.log(
-          `  round ${round}/${rounds}  first ${r.first.eventsPerSec.toFixed(0).padStart(6)} events/s (${r.first.seconds.toFixed(2)} s)` +
+          `  round ${round}/${rounds} ${backend.padEnd(8)} first ${r.first.eventsPerSec.toFixed(0).padStart(6)} events/s (${r.first.seconds.toFixed(2)} s)` +
             ` cpu/1k ${cpuText(r.first)}` +
             `  replay ${r.replay.eventsPerSec.toFixed(0).padStart(6)} events/s (${r.replay.seconds.toFixed(2)} s)` +
             ` cpu/1k ${cpuText(r.replay)}` +
@@ -247,10 +250,25 @@ async function main(): Promise<void> {
     const goal =
       pgFirst === undefined
         ? null
-        : { eventsPerSec: GOAL_EVENTS_PER_SEC, postgresFirst: pgFirst, met: pgFirst >= GOAL_EVENTS_PER_SEC };
+        : {
+            eventsPerSec: GOAL_EVENTS_PER_SEC,
+            floorEventsPerSec: FLOOR_EVENTS_PER_SEC,
+            postgresFirst: pgFirst,
+            met: pgFirst >= GOAL_EVENTS_PER_SEC,
+            floorMet: pgFirst >= FLOOR_EVENTS_PER_SEC,
+          };
+    const pg = medians.postgres;
+    const lite = medians.pglite;
+    if (pg && lite) {
+      console.log(
+        `  postgres ÷ pglite: first import ${(pg.firstEventsPerSec / lite.firstEventsPerSec).toFixed(2)}×, ` +
+          `replay ${(pg.replayEventsPerSec / lite.replayEventsPerSec).toFixed(2)}×`,
+      );
+    }
     if (goal) {
       console.log(
-        `\n  PostgreSQL first import ${goal.postgresFirst} events/s  goal ≥ ${GOAL_EVENTS_PER_SEC}  ${goal.met ? "PASS" : "MISS"}`,
+        `\n  PostgreSQL first import ${goal.postgresFirst} events/s  floor ≥ ${FLOOR_EVENTS_PER_SEC}, goal ≥ ${GOAL_EVENTS_PER_SEC}  ` +
+          `${goal.met ? "GOAL" : goal.floorMet ? "FLOOR" : "MISS"}`,
       );
     }
 
