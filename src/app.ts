@@ -156,7 +156,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealthRoutes(app, { db: deps.db, counters: deps.counters, logger: app.log });
 
   // The index and the reference need no key.
-  app.get(API_PREFIX, async () => ({ data: buildIndex(deps.routes, deps.siteUrl()) }));
+  let index: { siteUrl: string; body: { data: ReturnType<typeof buildIndex> } } | null = null;
+  app.get(API_PREFIX, async () => {
+    const siteUrl = deps.siteUrl();
+    if (index?.siteUrl !== siteUrl) index = { siteUrl, body: { data: buildIndex(deps.routes, siteUrl) } };
+    return index.body;
+  });
   // Built once per site address (known only after listening with PORT=0): it takes tens of ms.
   let openApi: { siteUrl: string; doc: ReturnType<typeof buildOpenApi> } | null = null;
   app.get(`${API_PREFIX}/openapi.json`, async () => {

@@ -66,7 +66,19 @@ export function inputJsonSchema(route: RouteDef): JsonSchema {
   return schema;
 }
 
+/** Each route's tool, built once: its JSON Schema is derived from zod, too slow for every request. */
+const builtTools = new WeakMap<RouteDef, ToolDef>();
+
 export function toolFor(route: RouteDef): ToolDef {
+  let tool = builtTools.get(route);
+  if (!tool) {
+    tool = buildTool(route);
+    builtTools.set(route, tool);
+  }
+  return tool;
+}
+
+function buildTool(route: RouteDef): ToolDef {
   const method = route.methods[0];
   if (method === undefined) throw new Error(`${route.path}: a route without a method`);
   const isRead = method === "GET";
