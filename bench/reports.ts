@@ -250,44 +250,55 @@ async function measureScale(
     const landmarks = await findLandmarks(db, demo.account_id);
     const figures: RouteFigure[] = [];
     try {
+      // Every series (a route, its query) first, with its own key: the per-key rate limit
+      // (600/min) would otherwise cap the samples.
+      const series: { c: Case; url: string; key: string; samples: number[] }[] = [];
       for (const path of READ_PATHS) {
         const route = routes.find((r) => r.path === path);
         const windowed = route?.input.safeParse({ from: "2026-01-01" });
         const takesWindow = Boolean(windowed?.success && "from" in (windowed.data as object));
-        for (const { query, window_days: days } of casesOf(path, takesWindow, landmarks)) {
-          // A key per series: the per-key rate limit (600/min) would otherwise cap the samples.
+        for (const c of casesOf(path, takesWindow, landmarks)) {
           const { key } = await createKey(db, {
             account: demo.account_id,
             as: "owner@demo.ascribe.local",
-            name: `bench ${path} ${query}`.slice(0, 100),
+            name: `bench ${path} ${c.query}`.slice(0, 100),
             scopes: ["*"],
           });
-          const url = `${API_PREFIX}${path}${query ? `?${query}` : ""}`;
-          const samples: number[] = [];
-          for (let i = 0; i < SAMPLES + 2; i++) {
-            const started = performance.now();
-            const res = await app.inject({ method: "GET", url, headers: { authorization: `Bearer ${key}` } });
-            const ms = performance.now() - started;
-            if (res.statusCode !== 200)
-              throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
-            if (i >= 2) samples.push(ms); // two warm-up requests
-          }
-          samples.sort((a, b) => a - b);
-          const figure = {
-            backend,
-            scale,
-            path,
-            query,
-            window_days: days,
-            p50_ms: round1(percentile(samples, 0.5)),
-            p99_ms: round1(percentile(samples, 0.99)),
-            samples: samples.length,
-          };
-          figures.push(figure);
-          console.log(
-            `  ${path.padEnd(24)} ${(days === null ? query : `${days}d`).slice(0, 36).padEnd(36)}  p50 ${figure.p50_ms.toFixed(1).padStart(8)} ms  p99 ${figure.p99_ms.toFixed(1).padStart(8)} ms`,
-          );
+          series.push({ c, url: `${API_PREFIX}${path}${c.query ? `?${c.query}` : ""}`, key, samples: [] });
         }
+      }
+      // Interleaved: each pass sends one request of every series in turn, so a slow spell of the
+      // machine spreads over all routes instead of landing on one; two warm-up passes.
+      for (let i = 0; i < SAMPLES + 2; i++) {
+        for (const s of series) {
+          const started = performance.now();
+          const res = await app.inject({
+            method: "GET",
+            url: s.url,
+            headers: { authorization: `Bearer ${s.key}` },
+          });
+          const ms = performance.now() - started;
+          if (res.statusCode !== 200)
+            throw new Error(`${s.url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+          if (i >= 2) s.samples.push(ms);
+        }
+      }
+      for (const { c, samples } of series) {
+        samples.sort((a, b) => a - b);
+        const figure = {
+          backend,
+          scale,
+          path: c.path,
+          query: c.query,
+          window_days: c.window_days,
+          p50_ms: round1(percentile(samples, 0.5)),
+          p99_ms: round1(percentile(samples, 0.99)),
+          samples: samples.length,
+        };
+        figures.push(figure);
+        console.log(
+          `  ${c.path.padEnd(24)} ${(c.window_days === null ? c.query : `${c.window_days}d`).slice(0, 36).padEnd(36)}  p50 ${figure.p50_ms.toFixed(1).padStart(8)} ms  p99 ${figure.p99_ms.toFixed(1).padStart(8)} ms`,
+        );
       }
     } finally {
       await app.close();
@@ -325,7 +336,14 @@ async function main(): Promise<void> {
   }
 
   // Growth: p50 at the largest scale over p50 at the smallest, against the data's growth.
-  const growth: object[] = [];
+  const growth: {
+    backend: Backend;
+    path: string;
+    query: string;
+    window_days: number | null;
+    data_ratio: number;
+    p50_ratio: number;
+  }[] = [];
   for (const backend of BACKENDS) {
     const scales = SCALES[backend];
     if (scales.length < 2) continue;
@@ -348,6 +366,18 @@ async function main(): Promise<void> {
         data_ratio: large / small,
         p50_ratio: round1(f.p50_ms / base.p50_ms),
       });
+    }
+  }
+  const steepest = [...growth].sort((a, b) => b.p50_ratio - a.p50_ratio).slice(0, 5);
+  if (steepest.length > 0) {
+    console.log(
+      "\nGrowth, p50 at the largest scale ÷ p50 at the smallest (the data grew ×" +
+        `${steepest[0]?.data_ratio}), steepest:`,
+    );
+    for (const g of steepest) {
+      console.log(
+        `  ${g.backend} ${g.path}${g.window_days === null ? (g.query ? `?${g.query}` : "") : ` ${g.window_days}d`}  ×${g.p50_ratio}`,
+      );
     }
   }
   console.log(
