@@ -69,8 +69,8 @@ export const limitParam = (fallback: number, max: number) => intParam(fallback, 
  * An optional integer query parameter refused, not clamped, outside [min, max]: absent → undefined
  * (the caller then does without it — the whole list of /contacts/customers, say).
  */
-export function optionalIntParam(options: { min: number; max?: number }) {
-  const { min, max } = options;
+export function optionalIntParam(options: { min: number; max?: number; description?: string }) {
+  const { min, max, description } = options;
   const schema = z
     .string()
     .regex(/^-?\d+$/, { message: "must be an integer", abort: true })
@@ -83,6 +83,7 @@ export function optionalIntParam(options: { min: number; max?: number }) {
     type: "integer",
     minimum: min,
     ...(max === undefined ? {} : { maximum: max }),
+    ...(description === undefined ? {} : { description }),
   });
   return schema;
 }

@@ -40,11 +40,14 @@ const MAX_LIMIT = 500;
 /** Rows per fetch of a streamed list: one batch is read, checked and written at a time. */
 const STREAM_BATCH = 500;
 const listPaging = () => ({
-  limit: optionalIntParam({ min: 1, max: MAX_LIMIT }),
+  limit: optionalIntParam({
+    min: 1,
+    max: MAX_LIMIT,
+    description: `Rows in the page, 1 to ${MAX_LIMIT} (refused outside, not clamped); without it, the whole list from \`offset\` on, streamed.`,
+  }),
   offset: optionalIntParam({ min: 0 }),
 });
-const PAGING_TEXT =
-  "Optional paging: limit (1–500) rows after offset (default 0); without limit, the whole list from offset on.";
+const PAGING_TEXT = "limit optional, max 500 (without it, the whole list from offset on); offset default 0.";
 
 export const contactsRoutes = [
   defineRoute({
