@@ -74,6 +74,7 @@ interface Case {
 interface Landmarks {
   contacts: number;
   calls: number;
+  customers: number;
   /** The contact with the most touchpoints. */
   longestJourney: string;
   /** The contact in the most calls. */
@@ -89,6 +90,7 @@ async function findLandmarks(db: FreshDatabase["db"], accountId: string): Promis
       sql`select
         (select count(*)::int from contacts where account_id = ${accountId}) as contacts,
         (select count(*)::int from calls where account_id = ${accountId} and call_analysis_id is not null) as calls,
+        (select count(*)::int from customers where account_id = ${accountId}) as customers,
         (select c.email from touchpoints t join contacts c on c.account_id = t.account_id and c.id = t.contact_id
          where t.account_id = ${accountId} group by c.email order by count(*) desc, c.email limit 1) as "longestJourney",
         (select p.email from calls k cross join unnest(k.participant_emails) as p(email)
@@ -120,6 +122,21 @@ function casesOf(path: string, takesWindow: boolean, m: Landmarks): Case[] {
       return [plain(""), plain(`offset=${halfWay(m.contacts)}`), plain("search=zz-no-such-contact")];
     case "/calls":
       return [plain(""), plain(`offset=${halfWay(m.calls)}`)];
+    // Whole lists (streamed) and their pages of the largest size, first and half-way.
+    case "/contacts/customers":
+      return [plain(""), plain("limit=500"), plain(`limit=500&offset=${halfWay(m.customers)}`)];
+    case "/contacts/purchases": {
+      const year = `from=${dayOffset(-364)}&to=${dayOffset(0)}`;
+      return [
+        ...WINDOWS.map((days) => ({
+          path,
+          query: `from=${dayOffset(-(days - 1))}&to=${dayOffset(0)}`,
+          window_days: days,
+        })),
+        { path, query: `${year}&limit=500`, window_days: 365 },
+        { path, query: `${year}&limit=500&offset=1000`, window_days: 365 },
+      ];
+    }
     case "/touchpoints":
       return [plain(""), plain("offset=100000"), plain("kind=web")];
     case "/contacts/calls":
@@ -297,7 +314,7 @@ async function measureScale(
         };
         figures.push(figure);
         console.log(
-          `  ${c.path.padEnd(24)} ${(c.window_days === null ? c.query : `${c.window_days}d`).slice(0, 36).padEnd(36)}  p50 ${figure.p50_ms.toFixed(1).padStart(8)} ms  p99 ${figure.p99_ms.toFixed(1).padStart(8)} ms`,
+          `  ${c.path.padEnd(24)} ${(c.window_days === null ? c.query : `${c.window_days}d${c.query.replace(/^from=[^&]*&to=[^&]*/, "")}`).slice(0, 36).padEnd(36)}  p50 ${figure.p50_ms.toFixed(1).padStart(8)} ms  p99 ${figure.p99_ms.toFixed(1).padStart(8)} ms`,
         );
       }
     } finally {
