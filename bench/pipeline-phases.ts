@@ -55,9 +55,11 @@ export function phaseRunner(options: {
   audit: AuditSink;
   rounds: number;
   warmupSec: number;
+  /** Requests the app answered before the first run. */
+  appResponses: number;
 }): { phase: Phase; appResponses(): number } {
   const { kind, db, generator, urls, audit, rounds, warmupSec } = options;
-  let appResponses = 3; // the reference requests and the sanity check
+  let appResponses = options.appResponses;
 
   const execute = async (
     target: Target,

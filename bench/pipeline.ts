@@ -95,6 +95,8 @@ function knobs() {
     /** Open-loop phase: none (unset), at half the pipeline's throughput ("auto"), or at this rate. */
     latencyRate: rate === "" ? null : rate === "auto" ? ("auto" as const) : Number(rate),
     serverUrl: benchServerUrl(),
+    /** A database on that server holding `ascribe demo --seed 1`, measured and kept (no seeding). */
+    keptDatabase: process.env.BENCH_PIPELINE_DATABASE || undefined,
   };
 }
 type Knobs = ReturnType<typeof knobs>;
@@ -128,13 +130,14 @@ async function benchDatabase(kind: DatabaseKind, k: Knobs) {
     scale: k.scale[kind],
     keyCount: k.keyCount,
     statementTimeoutMs: 600_000,
+    kept: k.keptDatabase,
   });
   let served: Awaited<ReturnType<typeof serveTargets>> | null = null;
   let load: LoadGenerator<RunSpec, LoadResult> | null = null;
   try {
     console.log("");
     console.log(
-      `${kind}: ${bench.label}; demo account at scale ${k.scale[kind]} (${bench.events} events), ` +
+      `${kind}: ${bench.label}; demo account ${kind === "postgres" && k.keptDatabase ? "as kept" : `at scale ${k.scale[kind]}`} (${bench.events} events), ` +
         `${bench.keys.length} keys, seeded in ${fmt(bench.seedSeconds, 0)} s`,
     );
     served = await serveTargets(bench, logger);
@@ -182,7 +185,7 @@ async function benchDatabase(kind: DatabaseKind, k: Knobs) {
     const checks = await checksOf(bench, runs, runner.appResponses());
     return {
       database: bench.label,
-      scale: k.scale[kind],
+      scale: kind === "postgres" && k.keptDatabase ? null : k.scale[kind],
       events: bench.events,
       keys: bench.keys.length,
       seedSeconds: bench.seedSeconds,
