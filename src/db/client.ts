@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite, type Transaction as PGliteTransaction, types } from "@electric-sql/pglite";
-import type { SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
@@ -113,6 +113,23 @@ function scoped(run: Transaction) {
     probe: <T>(fn: (tx: Sql) => Promise<T>) =>
       run({ asRequestRole: false, transaction: true, name: "app.account_id", value: "" }, fn),
   };
+}
+
+/** Connections whose session a query tuned (sessionSetting): the next user resets them first. */
+const tunedSessions = new WeakSet<Sql>();
+
+/**
+ * A planner or memory setting for the rest of this request's queries (`work_mem` for a large sort,
+ * `enable_sort`). A read has no transaction for SET LOCAL to end, so it is set for the session; the
+ * connection's next user resets it (RESET ALL) before anything else runs.
+ */
+export async function sessionSetting(
+  db: Sql,
+  name: "work_mem" | "enable_sort",
+  value: string,
+): Promise<void> {
+  tunedSessions.add(db);
+  await db.execute(sql`select set_config(${name}, ${value}, false)`);
 }
 
 /** Setting values come from our own keys and ids; anything else is refused before reaching SQL. */
@@ -273,15 +290,24 @@ export async function openPostgres(
     }
     return handle;
   };
+  // The context a read left set for its connection's session: the next read with the same one
+  // (the same account, most often) sends nothing before its own queries.
+  const sessionContext = new WeakMap<pg.PoolClient, string>();
   const run: Transaction = async (settings, fn) => {
     const client = await pool.connect();
+    const handle = handleOf(client);
+    const context = settings.transaction ? null : literalSettings(settings, false);
     let broken: Error | undefined;
     let begun = false;
     try {
-      const setup = postgresSetup(settings);
-      begun = settings.transaction;
-      await client.query(setup);
-      const result = await fn(handleOf(client));
+      if (context === null || sessionContext.get(client) !== context || tunedSessions.has(handle)) {
+        sessionContext.delete(client);
+        tunedSessions.delete(handle);
+        begun = settings.transaction;
+        await client.query(postgresSetup(settings));
+        if (context !== null) sessionContext.set(client, context);
+      }
+      const result = await fn(handle);
       if (settings.transaction) await client.query("commit");
       return result;
     } catch (err) {

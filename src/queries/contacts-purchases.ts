@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { rows, type Sql } from "../db/client.ts";
+import { rows, type Sql, sessionSetting } from "../db/client.ts";
 import { cursorRows } from "../db/cursor.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
@@ -62,8 +62,8 @@ function purchasesQuery(accountId: string, params: PurchasesParams): SQL {
 }
 
 export async function contactsPurchases(db: Sql, accountId: string, params: PurchasesParams) {
-  // For this transaction only (SET LOCAL): a month of purchases is sorted in memory, not on disk.
-  await db.execute(sql`select set_config('work_mem', '32MB', true)`);
+  // A month of purchases is sorted in memory, not on disk.
+  await sessionSetting(db, "work_mem", "32MB");
   return ownedRows(await rows<PurchaseRow>(db, purchasesQuery(accountId, params)));
 }
 
@@ -73,7 +73,7 @@ export async function* contactsPurchasesBatches(
   accountId: string,
   params: PurchasesParams & { batch: number },
 ) {
-  await db.execute(sql`select set_config('work_mem', '32MB', true)`);
+  await sessionSetting(db, "work_mem", "32MB");
   for await (const found of cursorRows<PurchaseRow>(db, purchasesQuery(accountId, params), params.batch)) {
     yield ownedRows(found);
   }

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { rows, type Sql } from "../db/client.ts";
+import { rows, type Sql, sessionSetting } from "../db/client.ts";
 import type { ReportWindow } from "../reports/window.ts";
 
 export const FUNNEL_STAGES = ["lead", "application", "booking", "show", "sale"] as const;
@@ -62,9 +62,8 @@ export async function funnelReport(
   params: { window: ReportWindow; now: Date },
 ): Promise<Funnel> {
   const w = params.window;
-  // The cohort's sort and hashes stay in memory. For this request only: set for the session (a read
-  // has no transaction for SET LOCAL to end); the connection's next user resets it (RESET ALL).
-  await db.execute(sql`select set_config('work_mem', '32MB', false)`);
+  // The cohort's sort and hashes stay in memory.
+  await sessionSetting(db, "work_mem", "32MB");
   const [row] = await rows<Row>(
     db,
     sql`

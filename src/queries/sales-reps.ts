@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { rows, type Sql } from "../db/client.ts";
+import { rows, type Sql, sessionSetting } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
 import { foldReportRollup } from "./fold-report-rollup.ts";
@@ -41,10 +41,8 @@ export async function salesReps(
   // The per-contact counts below take each (rep, contact) pair once, tens of thousands of index
   // entries over 30 days at scale 100. Without account_id statistics (embedded-maintenance.ts) the
   // planner takes an account for 1/200 of the table and sorts them; hashed, the embedded database
-  // answers in half the time (PGlite, scale 100, 30 days: 243–357 → 150–172 ms). For this
-  // request only: a read has no transaction for SET LOCAL to end, so it is set for the session and
-  // the connection's next user resets it (db/client.ts, RESET ALL).
-  await db.execute(sql`select set_config('enable_sort', 'off', false)`);
+  // answers in half the time (PGlite, scale 100, 30 days: 243–357 → 150–172 ms).
+  await sessionSetting(db, "enable_sort", "off");
   const result = await rows<RepRow & { account_id: string }>(
     db,
     sql`

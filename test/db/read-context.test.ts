@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { sql } from "drizzle-orm";
+import { type Database, rows, type Sql, sessionSetting } from "../../src/db/client.ts";
+import { backend, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+
+/*
+ * A read (db.read) sets its tenant context for the connection's session, without a transaction,
+ * and on PostgreSQL the next read with the same context on that connection sends nothing first.
+ * Whatever ran on the connection in between — another account's read, a transaction, an
+ * administration, a query that tuned the session, a failed query — the next user sees its own
+ * context and nothing else. The pool hands out the connection used last, so these requests, one at a
+ * time, share one connection.
+ */
+
+let db: Database;
+let a: string;
+let b: string;
+before(async () => {
+  db = await openTestDatabase();
+  a = (await seedAccount(db)).accountId;
+  b = (await seedAccount(db)).accountId;
+});
+after(async () => {
+  await db.close();
+});
+
+interface Seen {
+  account: string;
+  role: string;
+  work_mem: string;
+  key_hash: string;
+  visible: string[];
+}
+
+async function seen(tx: Sql): Promise<Seen> {
+  const [row] = await rows<Seen>(
+    tx,
+    sql`select current_setting('app.account_id', true) as account, current_user as role,
+               current_setting('work_mem') as work_mem,
+               coalesce(current_setting('app.key_hash', true), '') as key_hash,
+               array(select id::text from accounts order by id) as visible`,
+  );
+  assert.ok(row);
+  return row;
+}
+
+const readOf = (account: string) => db.read(account, seen);
+
+describe(`reads without a transaction keep to their own context (${backend})`, () => {
+  test("one account after another on the same connection", async () => {
+    for (const account of [a, a, b, a, b, b]) {
+      const got = await readOf(account);
+      assert.equal(got.account, account);
+      assert.equal(got.role, "ascribe_app");
+      assert.deepEqual(got.visible, [account]);
+    }
+  });
+
+  test("after a transaction, an administration and a key lookup: the role and context set again", async () => {
+    await readOf(a);
+    const inTenant = await db.tenant(b, seen);
+    assert.equal(inTenant.account, b);
+    assert.deepEqual(inTenant.visible, [b]);
+    assert.deepEqual((await readOf(a)).visible, [a]);
+
+    await readOf(a);
+    const asOwner = await db.admin(null, seen);
+    assert.notEqual(asOwner.role, "ascribe_app");
+    assert.equal(asOwner.account, "");
+    const again = await readOf(a);
+    assert.equal(again.role, "ascribe_app");
+    assert.deepEqual(again.visible, [a]);
+
+    await readOf(a);
+    const lookup = await db.keyLookup("0".repeat(64), seen);
+    assert.equal(lookup.account, "");
+    assert.deepEqual(lookup.visible, []);
+    const after = await readOf(a);
+    assert.equal(after.key_hash, "");
+    assert.deepEqual(after.visible, [a]);
+  });
+
+  test("a setting a query made for its request is gone for the next, even of the same account", async () => {
+    const defaultMem = (await readOf(a)).work_mem;
+    assert.notEqual(defaultMem, "32MB");
+    const tuned = await db.read(a, async (tx) => {
+      await sessionSetting(tx, "work_mem", "32MB");
+      return seen(tx);
+    });
+    assert.equal(tuned.work_mem, "32MB");
+    assert.equal((await readOf(a)).work_mem, defaultMem);
+  });
+
+  test("a read that failed leaves nothing behind", async () => {
+    await assert.rejects(
+      db.read(a, async (tx) => {
+        await tx.execute(sql`select 1/0`);
+      }),
+    );
+    assert.deepEqual((await readOf(b)).visible, [b]);
+    assert.deepEqual((await readOf(a)).visible, [a]);
+  });
+});
