@@ -59,6 +59,7 @@ describe("row-level security", () => {
         "creative_requests",
         "creative_uploads",
         "creatives",
+        "customer_totals",
         "customers",
         "events",
         "icp_criteria",
