@@ -3,22 +3,18 @@
  * account, the real app as `ascribe serve` builds it, and the bare servers it is compared with.
  * See bench/README.md ("Pipeline").
  */
-import { createServer, type Server } from "node:http";
 import { performance } from "node:perf_hooks";
-import { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
-import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
-import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
-import Fastify, { type FastifyInstance } from "fastify";
-import pg from "pg";
+import Fastify from "fastify";
 import type { Logger } from "pino";
 import { seedDemo } from "../src/admin/demo.ts";
 import { createKey } from "../src/admin/keys.ts";
-import { type Database, MIGRATIONS_DIR, openPostgres, rows } from "../src/db/client.ts";
+import { type Database, openPostgres, rows } from "../src/db/client.ts";
 import type { AuditSink } from "../src/http/audit.ts";
 import { icpCriteria } from "../src/queries/icp-criteria.ts";
 import { API_PREFIX } from "../src/routes/route-def.ts";
 import { listenAddress, serveApp } from "./load.ts";
+import { bareQuery, listen, serveBareHttp } from "./pipeline-bare.ts";
 import { type FreshDatabase, freshPglite, freshPostgres, onServer } from "./support.ts";
 
 export const TARGETS = ["bare-http", "bare", "bare-pg", "db-only", "pipeline", "kpis"] as const;
@@ -40,9 +36,6 @@ export const TARGET_DESCRIPTION: Record<Target, string> = {
 
 export const ICP_PATH = `${API_PREFIX}/icp/criteria`;
 export const KPIS_PATH = `${API_PREFIX}/dashboard/kpis`;
-
-/** The query of src/queries/icp-criteria.ts, as text; the identical answers are checked before measuring. */
-const ICP_SQL = "select account_id, criteria from icp_criteria where account_id = $1";
 
 export type DatabaseKind = "postgres" | "pglite";
 
@@ -187,16 +180,8 @@ export async function serveTargets(bench: BenchDatabase, logger: Logger): Promis
     const kpisBody = await kpis.text();
     if (kpis.status !== 200) throw new Error(`the app answered ${kpis.status} to ${KPIS_PATH}: ${kpisBody}`);
 
-    const bytes = Buffer.from(referenceBody);
-    const bareHttp = createServer((_req, res) => {
-      res.writeHead(200, {
-        "content-type": "application/json; charset=utf-8",
-        "content-length": bytes.length,
-      });
-      res.end(bytes);
-    });
-    await new Promise<void>((resolve) => bareHttp.listen(0, "127.0.0.1", resolve));
-    closers.push(() => closeServer(bareHttp));
+    const bareHttp = await serveBareHttp(Buffer.from(referenceBody));
+    closers.push(bareHttp.close);
 
     const bare = await listen(Fastify(), (app) => app.get(ICP_PATH, async () => body));
     closers.push(() => bare.close());
@@ -214,7 +199,7 @@ export async function serveTargets(bench: BenchDatabase, logger: Logger): Promis
     closers.push(() => dbOnly.close());
 
     const urls: Record<Target, string> = {
-      "bare-http": listenAddress(bareHttp) + ICP_PATH,
+      "bare-http": bareHttp.url + ICP_PATH,
       bare: listenAddress(bare.server) + ICP_PATH,
       "bare-pg": listenAddress(barePg.server) + ICP_PATH,
       "db-only": listenAddress(dbOnly.server) + ICP_PATH,
@@ -264,69 +249,4 @@ async function warmKeys(url: string, keys: string[]): Promise<void> {
     }
   };
   await Promise.all(Array.from({ length: 10 }, worker));
-}
-
-async function listen(
-  app: FastifyInstance,
-  routes: (app: FastifyInstance) => unknown,
-): Promise<FastifyInstance> {
-  routes(app);
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  return app;
-}
-
-function closeServer(server: Server): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
-/**
- * The /icp/criteria query with nothing around it. PostgreSQL: a pool like the app's (10 connections,
- * JIT off) and `pool.query` with the account id bound: one round trip. The bench connects as the
- * server's superuser, which row-level security does not apply to; the account is also set for the
- * connection's session, so that a non-superuser owner reads the same row. PGlite: the embedded
- * database gives no access outside its transactions, so the query runs on a PGlite of its own on the
- * same thread, migrated alike, holding the same account and criteria rows.
- */
-async function bareQuery(
-  bench: BenchDatabase,
-): Promise<{ criteria(): Promise<unknown>; close(): Promise<void> }> {
-  const { accountId } = bench;
-  const pick = (found: { criteria: unknown }[]) => found[0]?.criteria ?? {};
-  if (bench.url) {
-    const pool = new pg.Pool({
-      connectionString: bench.url.toString(),
-      max: 10,
-      options: `-c jit=off -c app.account_id=${accountId}`,
-    });
-    return {
-      criteria: async () => pick((await pool.query<{ criteria: unknown }>(ICP_SQL, [accountId])).rows),
-      close: () => pool.end(),
-    };
-  }
-  const copied = await bench.db.admin(accountId, (tx) =>
-    rows<{ account: unknown; criteria: unknown }>(
-      tx,
-      sql`select (select row_to_json(a) from accounts a where a.id = ${accountId}) as account,
-                 (select row_to_json(c) from icp_criteria c where c.account_id = ${accountId}) as criteria`,
-    ),
-  );
-  const client = await PGlite.create("memory://");
-  try {
-    await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_DIR });
-    await client.query("insert into accounts select * from json_populate_record(null::accounts, $1)", [
-      JSON.stringify(copied[0]?.account),
-    ]);
-    await client.query(
-      "insert into icp_criteria select * from json_populate_record(null::icp_criteria, $1)",
-      [JSON.stringify(copied[0]?.criteria)],
-    );
-  } catch (err) {
-    await client.close();
-    throw err;
-  }
-  return {
-    criteria: async () => pick((await client.query<{ criteria: unknown }>(ICP_SQL, [accountId])).rows),
-    close: () => client.close(),
-  };
 }
