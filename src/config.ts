@@ -42,6 +42,8 @@ const envSchema = z.object({
   DB_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).optional(),
   /** Bound on getting a PostgreSQL connection (pool wait or a new connection's start-up). */
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  /** `transaction` behind a transaction-mode pooler (PgBouncer): no session state, no key cache. */
+  DB_POOL_MODE: z.enum(["session", "transaction"]).default("session"),
   /** How often `ascribe serve` evaluates the enabled ad rules; 0: never (only `ascribe rules run`). */
   RULES_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(3600),
   /** Where armed rules act: Meta's Marketing API, or a loopback fake of it started in-process (demo). */
@@ -77,6 +79,7 @@ export interface Config {
   /** Past it a query is abandoned and its connection destroyed; above the statement timeout. */
   readonly queryTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  readonly poolMode: "session" | "transaction";
   /** null: the keyring lives in DATA_DIR/secret.key, created on first start. */
   readonly secretKeys: string | null;
   /** 0: rules are evaluated only on demand. */
@@ -118,6 +121,7 @@ export function loadConfig(
     statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     queryTimeoutMs: e.DB_QUERY_TIMEOUT_MS ?? e.DB_STATEMENT_TIMEOUT_MS + 2_000,
     connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
+    poolMode: e.DB_POOL_MODE,
     secretKeys: e.ASCRIBE_SECRET_KEYS ?? null,
     rulesIntervalSeconds: e.RULES_INTERVAL_SECONDS,
     adNetwork: e.AD_NETWORK,

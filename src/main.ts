@@ -47,6 +47,7 @@ export async function openDatabase(config: Config): Promise<Database> {
     return openPostgres(config.databaseUrl, config.statementTimeoutMs, {
       queryTimeoutMs: config.queryTimeoutMs,
       connectTimeoutMs: config.connectTimeoutMs,
+      poolMode: config.poolMode,
     });
   }
   const db = await openEmbedded(config.dataDir);

@@ -117,19 +117,23 @@ function scoped(run: Transaction) {
 
 /** Connections whose session a query tuned (sessionSetting): the next user resets them first. */
 const tunedSessions = new WeakSet<Sql>();
+/** Handles running a PostgreSQL read outside any transaction (db.read in the `session` pool mode). */
+const outsideTransaction = new WeakSet<Sql>();
 
 /**
  * A planner or memory setting for the rest of this request's queries (`work_mem` for a large sort,
- * `enable_sort`). A read has no transaction for SET LOCAL to end, so it is set for the session; the
- * connection's next user resets it (RESET ALL) before anything else runs.
+ * `enable_sort`). In a transaction, SET LOCAL; in a read without one there is no transaction for
+ * SET LOCAL to end, so it is set for the session and the connection's next user resets it (RESET
+ * ALL) before anything else runs.
  */
 export async function sessionSetting(
   db: Sql,
   name: "work_mem" | "enable_sort",
   value: string,
 ): Promise<void> {
-  tunedSessions.add(db);
-  await db.execute(sql`select set_config(${name}, ${value}, false)`);
+  const local = !outsideTransaction.has(db);
+  if (!local) tunedSessions.add(db);
+  await db.execute(sql`select set_config(${name}, ${value}, ${local})`);
 }
 
 /** Setting values come from our own keys and ids; anything else is refused before reaching SQL. */
@@ -236,8 +240,19 @@ export async function openEmbedded(
   };
 }
 
+/**
+ * How the request pool reaches PostgreSQL. `session` (directly, or through a session-mode pooler):
+ * reads run without a transaction, their context set for the connection's session, and keys are
+ * cached (LISTEN). `transaction` (a transaction-mode pooler such as PgBouncer's, which hands each
+ * transaction any server connection): every request is a transaction, nothing is set for a session,
+ * and no key is cached — notifications do not come through such a pooler.
+ */
+export type PoolMode = "session" | "transaction";
+
 /** Client-side bounds on PostgreSQL, for a server that stops answering without closing (frozen). */
 export interface PostgresLimits {
+  /** Default `session`. */
+  poolMode?: PoolMode;
   /** A query without an answer after this long fails and its connection is destroyed; default: the statement timeout + 2 s. */
   queryTimeoutMs?: number;
   /** Waiting for a pooled connection, or for a new one to open, fails after this long; default 5 s. */
@@ -293,7 +308,9 @@ export async function openPostgres(
   // The context a read left set for its connection's session: the next read with the same one
   // (the same account, most often) sends nothing before its own queries.
   const sessionContext = new WeakMap<pg.PoolClient, string>();
-  const run: Transaction = async (settings, fn) => {
+  const poolMode = limits.poolMode ?? "session";
+  const run: Transaction = async (requested, fn) => {
+    const settings = poolMode === "transaction" ? { ...requested, transaction: true } : requested;
     const client = await pool.connect();
     const handle = handleOf(client);
     const context = settings.transaction ? null : literalSettings(settings, false);
@@ -307,6 +324,7 @@ export async function openPostgres(
         await client.query(postgresSetup(settings));
         if (context !== null) sessionContext.set(client, context);
       }
+      if (context !== null) outsideTransaction.add(handle);
       const result = await fn(handle);
       if (settings.transaction) await client.query("commit");
       return result;
@@ -324,6 +342,7 @@ export async function openPostgres(
       }
       throw err;
     } finally {
+      outsideTransaction.delete(handle);
       client.release(broken);
     }
   };
@@ -334,6 +353,10 @@ export async function openPostgres(
     ...scopes,
     keyChanges: () => {
       if (changes) return changes;
+      if (poolMode === "transaction") {
+        changes = { generation: scopes.adminGeneration, trusted: () => false, close: async () => {} };
+        return changes;
+      }
       const listener = listenForChanges(url, KEY_CHANGE_CHANNEL, { connectTimeoutMs });
       // This process's own administrations count at once; the notification of them comes later.
       changes = { ...listener, generation: () => listener.generation() + scopes.adminGeneration() };

@@ -21,6 +21,7 @@ test("defaults follow CONTRACT.md", () => {
       statementTimeoutMs: 15_000,
       queryTimeoutMs: 17_000,
       connectTimeoutMs: 5_000,
+      poolMode: "session",
       secretKeys: null,
       smtpUrl: null,
       smtpFrom: null,
@@ -96,4 +97,10 @@ test("an invalid environment names every bad variable", () => {
       /DATABASE_URL: must start with postgres/.test(err.message) &&
       /LOG_LEVEL:/.test(err.message),
   );
+});
+
+test("DB_POOL_MODE: session by default, transaction behind a transaction-mode pooler, nothing else", () => {
+  assert.equal(loadConfig({}).poolMode, "session");
+  assert.equal(loadConfig({ DB_POOL_MODE: "transaction" }).poolMode, "transaction");
+  assert.throws(() => loadConfig({ DB_POOL_MODE: "statement" }), /DB_POOL_MODE:/);
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { sql } from "drizzle-orm";
-import { type Database, rows, type Sql, sessionSetting } from "../../src/db/client.ts";
+import { openPostgres, rows, type Sql, sessionSetting } from "../../src/db/client.ts";
 import { backend, openTestDatabase, seedAccount } from "../helpers/harness.ts";
 
 /*
@@ -13,7 +13,7 @@ import { backend, openTestDatabase, seedAccount } from "../helpers/harness.ts";
  * time, share one connection.
  */
 
-let db: Database;
+let db: Awaited<ReturnType<typeof openTestDatabase>>;
 let a: string;
 let b: string;
 before(async () => {
@@ -100,5 +100,41 @@ describe(`reads without a transaction keep to their own context (${backend})`, (
     );
     assert.deepEqual((await readOf(b)).visible, [b]);
     assert.deepEqual((await readOf(a)).visible, [a]);
+  });
+});
+
+/** Whether the statement runs in a transaction begun by an earlier one (now() is the BEGIN's time). */
+async function inTransaction(tx: Sql): Promise<boolean> {
+  const [row] = await rows<{ inside: boolean }>(tx, sql`select now() <> statement_timestamp() as inside`);
+  return row?.inside === true;
+}
+
+describe("reads behind a transaction-mode pooler (DB_POOL_MODE=transaction)", {
+  skip: backend !== "postgres" && "a PostgreSQL setting",
+}, () => {
+  test("the session pool mode reads outside a transaction", async () => {
+    assert.equal(await db.read(a, inTransaction), false);
+    assert.equal(await db.tenant(a, inTransaction), true);
+  });
+
+  test("every request is a transaction, a query's setting is local to it, and no key is cached", async () => {
+    const pooled = await openPostgres(db.url ?? "", 5_000, { poolMode: "transaction" });
+    try {
+      assert.equal(await pooled.read(a, inTransaction), true);
+      const tuned = await pooled.read(a, async (tx) => {
+        await sessionSetting(tx, "work_mem", "32MB");
+        return seen(tx);
+      });
+      assert.equal(tuned.work_mem, "32MB");
+      assert.deepEqual(tuned.visible, [a]);
+      // The setting ended with its transaction: nothing was left on the server connection's session.
+      const raw = await pooled.admin(null, (tx) =>
+        rows<{ work_mem: string }>(tx, sql`select current_setting('work_mem') as work_mem`),
+      );
+      assert.notEqual(raw[0]?.work_mem, "32MB");
+      assert.equal(pooled.keyChanges().trusted(), false);
+    } finally {
+      await pooled.close();
+    }
   });
 });
