@@ -1,17 +1,8 @@
 import type { AdIndexCache } from "../attribution/ad-index-cache.ts";
-import { resolveAd } from "../attribution/ad-resolution.ts";
-import type { Database, Sql } from "../db/client.ts";
-import { claimBeaconIds } from "../queries/beacon-receipts.ts";
-import {
-  addFormTitles,
-  adoptVisitors,
-  type BatchedWebTouch,
-  contactsOfVisitors,
-  insertWebTouchpoints,
-} from "../queries/insert-web-touchpoint.ts";
-import { type ContactFacts, identityOf, resolveContacts } from "../queries/resolve-contacts.ts";
-import { type Beacon, isAdTouch } from "./beacon.ts";
-import { contactKey, normalizeEmail, normalizePhone } from "./identity.ts";
+import type { Database } from "../db/client.ts";
+import { queryFailureOf } from "../db/query-error.ts";
+import type { Beacon } from "./beacon.ts";
+import { writeBeaconBatch } from "./beacon-batch.ts";
 
 /** Stores a beacon; resolves once its transaction has committed, rejects if it was not written. */
 export interface BeaconWriter {
@@ -44,10 +35,21 @@ interface Pending {
  * Group commit: a beacon that arrives while its account's transactions are busy waits for the next
  * one, and is written with every other beacon that arrived meanwhile, in one transaction of a few
  * set-based statements; each is answered after that commit. A beacon that finds the account idle is
- * written at once, so nothing waits for a timer. If a batch fails, its beacons are written again one
- * transaction each: one bad beacon costs only itself, and a beacon that was not written is never
- * acknowledged. A beacon whose id the account already holds (a resend, or a second copy in the same
- * batch) resolves as the first copy did and writes nothing.
+ * written at once, so nothing waits for a timer. A beacon whose id the account already holds (a
+ * resend, or a second copy in the same batch) resolves as the first copy did and writes nothing.
+ *
+ * A beacon is acknowledged only after a commit that holds it; when a batch fails, what happens
+ * depends on who refused it:
+ * - the database refused the batch's data (an error with a SQLSTATE of the data's: a value it
+ *   cannot store, a constraint, a trigger raising at commit): the batch is split in two halves,
+ *   written in arrival order, each one transaction, and so on down to single beacons. One bad beacon
+ *   fails alone, the others are acknowledged after the commit of the half that holds them, and a
+ *   batch of 200 with one bad beacon costs about 16 transactions, not 200;
+ * - the connection or the server failed (the connection lost, even during COMMIT; a timeout; the
+ *   server shutting down or out of resources): every beacon of the batch is refused at once,
+ *   nothing is tried again, and none is acknowledged. Whether a COMMIT whose answer was lost took
+ *   effect cannot be known; a beacon refused that way may be stored, and the tracking script's
+ *   resend with the same id is then stored once (beacon_receipts).
  */
 export function createBeaconWriter(
   db: Database,
@@ -59,23 +61,23 @@ export function createBeaconWriter(
   const queues = new Map<string, Queue>();
 
   const commit = (accountId: string, batch: readonly Pending[]) =>
-    db.tenant(accountId, async (tx) =>
-      writeBeacons(tx, accountId, await unseen(tx, accountId, batch), adIndexes),
-    );
+    db.tenant(accountId, (tx) => writeBeaconBatch(tx, accountId, batch, adIndexes));
 
+  /** Writes `batch` and answers each of its beacons (see above). */
   const flush = async (accountId: string, batch: Pending[]): Promise<void> => {
     try {
       await commit(accountId, batch);
-      for (const p of batch) p.resolve();
     } catch (err) {
-      if (batch.length === 1) {
-        batch[0]?.reject(err);
+      if (batch.length === 1 || !refusedByData(err)) {
+        for (const p of batch) p.reject(err);
         return;
       }
-      for (const p of batch) {
-        await commit(accountId, [p]).then(p.resolve, p.reject);
-      }
+      const half = Math.ceil(batch.length / 2);
+      await flush(accountId, batch.slice(0, half));
+      await flush(accountId, batch.slice(half));
+      return;
     }
+    for (const p of batch) p.resolve();
   };
 
   const pump = (accountId: string) => {
@@ -120,140 +122,16 @@ export function createBeaconWriter(
   };
 }
 
-function contactFacts(beacon: Beacon): ContactFacts | null {
-  if (!beacon.contact) return null;
-  const email = normalizeEmail(beacon.contact.email);
-  const phone = normalizePhone(beacon.contact.phone);
-  const key = contactKey(email, phone);
-  if (!key) return null;
-  const name =
-    beacon.contact.name ??
-    ([beacon.contact.first_name, beacon.contact.last_name].filter(Boolean).join(" ") || null);
-  return { key, email, phone, name };
-}
-
-type Received = Pick<Pending, "beacon" | "receivedAt">;
-
-/**
- * The beacons of a batch not stored before: those without an id, and the first copy of each id the
- * transaction claims. A resent beacon stops here, before it touches a contact or a touchpoint; the
- * claim commits or rolls back with the beacon's own writes.
+/*
+ * SQLSTATE classes of a failure that is not the data's: connection exception (08), insufficient
+ * resources (53), operator intervention but a statement's own timeout (57P01 admin shutdown, 57P03
+ * cannot connect now…), system error (58), internal error (XX). A failure without a SQLSTATE (the
+ * connection closed, node-postgres's own timeouts) is not the data's either.
  */
-async function unseen(tx: Sql, accountId: string, batch: readonly Received[]): Promise<Received[]> {
-  const claimed = await claimBeaconIds(
-    tx,
-    accountId,
-    batch.flatMap(({ beacon, receivedAt }) => (beacon.id ? [{ beaconId: beacon.id, receivedAt }] : [])),
-  );
-  // `delete` is true once per claimed id: its first copy in the batch is written, later ones are not.
-  return batch.filter(({ beacon }) => beacon.id === undefined || claimed.delete(beacon.id));
-}
+const NOT_THE_DATA = /^(08|53|57P|58|XX)/;
 
-/**
- * Writes a batch of one account's beacons as if one after the other, in arrival order: a beacon with
- * a contact makes its visitor that contact (earlier touchpoints of the visitor without a contact
- * join it, in the database and in the batch), and a beacon without one takes its visitor's latest
- * contact.
- */
-async function writeBeacons(
-  tx: Sql,
-  accountId: string,
-  batch: readonly Received[],
-  adIndexes: AdIndexCache,
-): Promise<void> {
-  if (batch.length === 0) return;
-  const facts = batch.map((p) => contactFacts(p.beacon));
-  const known = facts.filter((f): f is ContactFacts => f !== null);
-  const contactIds = known.length > 0 ? await resolveContacts(tx, accountId, { facts: known }) : new Map();
-
-  // Visitors that become a contact in this batch: what they were before decides, beacon by beacon,
-  // which of their touches the new contact adopts.
-  const becoming = new Set<string>();
-  facts.forEach((f, i) => {
-    if (f) becoming.add(batch[i]?.beacon.visitor_id ?? "");
-  });
-  const before =
-    becoming.size > 0
-      ? await contactsOfVisitors(tx, accountId, { visitorIds: [...becoming] })
-      : new Map<string, string>();
-
-  const current = new Map<string, string | null>();
-  const orphans = new Map<string, number[]>();
-  const adoptions = new Map<string, string>();
-  const titles = new Map<string, string[]>();
-  const contactOf: (string | null)[] = [];
-  batch.forEach(({ beacon }, i) => {
-    const visitor = beacon.visitor_id;
-    const f = facts[i];
-    if (f) {
-      const contactId = contactIds.get(identityOf(f)) as string;
-      contactOf.push(contactId);
-      if (!adoptions.has(visitor)) adoptions.set(visitor, contactId);
-      for (const j of orphans.get(visitor) ?? []) contactOf[j] = contactId;
-      orphans.delete(visitor);
-      current.set(visitor, contactId);
-      const title = beacon.form?.title;
-      if (title) {
-        const list = titles.get(contactId) ?? [];
-        if (!list.includes(title)) list.push(title);
-        titles.set(contactId, list);
-      }
-    } else if (becoming.has(visitor)) {
-      const contactId = current.has(visitor) ? (current.get(visitor) ?? null) : (before.get(visitor) ?? null);
-      current.set(visitor, contactId);
-      contactOf.push(contactId);
-      if (contactId === null) orphans.set(visitor, [...(orphans.get(visitor) ?? []), i]);
-    } else {
-      // Looked up by the insert itself.
-      contactOf.push(null);
-    }
-  });
-  await adoptVisitors(tx, accountId, {
-    adoptions: [...adoptions].map(([visitorId, contactId]) => ({ visitorId, contactId })),
-  });
-  await addFormTitles(tx, accountId, {
-    titles: [...titles].map(([contactId, list]) => ({ contactId, titles: list })),
-  });
-
-  const hasSignal = (b: Beacon) => Boolean(b.ad_ids?.ad_id || b.ad_ids?.meta_ad_id || b.utm?.content);
-  const index = batch.some((p) => hasSignal(p.beacon)) ? await adIndexes.get(tx, accountId) : null;
-  const touches: BatchedWebTouch[] = batch.map(({ beacon, receivedAt }, i) => {
-    const utm = beacon.utm ?? {};
-    const adIds = beacon.ad_ids ?? {};
-    const resolution =
-      index && hasSignal(beacon)
-        ? resolveAd(
-            {
-              utm_ad_id: adIds.ad_id,
-              meta_ad_id: adIds.meta_ad_id,
-              utm_content: utm.content,
-              utm_campaign: utm.campaign,
-            },
-            index,
-          )
-        : null;
-    const ad = resolution && resolution.method !== "unresolved" ? resolution.ad : null;
-    return {
-      externalId: beacon.id ? `beacon:${beacon.id}` : null,
-      contactId: contactOf[i] ?? null,
-      lookUpContact: !becoming.has(beacon.visitor_id),
-      visitorId: beacon.visitor_id,
-      sessionId: beacon.session_id ?? null,
-      kind: beacon.type === "page_view" ? "web" : "conversion",
-      eventType: beacon.type,
-      // The server's clock: visitors' clocks drift.
-      occurredAt: receivedAt,
-      url: beacon.url,
-      referrer: beacon.referrer || null,
-      utm,
-      adIds,
-      clickIds: beacon.click_ids ?? {},
-      channel: utm.channel ?? null,
-      isPaid: isAdTouch(beacon),
-      resolution: resolution?.method ?? "unresolved",
-      resolvedPlatform: ad?.platform ?? null,
-      resolvedAdId: ad?.ad_id ?? null,
-    };
-  });
-  await insertWebTouchpoints(tx, accountId, touches);
+/** The database answered the batch with an error about what it was asked to store. */
+function refusedByData(err: unknown): boolean {
+  const code = queryFailureOf(err)?.code;
+  return typeof code === "string" && !NOT_THE_DATA.test(code);
 }

@@ -15,7 +15,8 @@ export interface CollectAccounts {
  * instance, or the CLI on PostgreSQL). Any administration transaction of this process (`ascribe domains
  * remove` on the embedded database, which runs inside the server) empties the cache at once. Unknown
  * keys and hosts are not kept: the per-IP limit bounds what they cost, and a key created a moment ago
- * must work.
+ * must work. Concurrent misses of one key share one lookup: at start-up, or when an entry expires under
+ * load, the beacons of that moment wait for one transaction instead of each running its own.
  */
 export function createCollectAccounts(
   db: Database,
@@ -25,11 +26,22 @@ export function createCollectAccounts(
   const maxEntries = options.maxEntries ?? 10_000;
   const now = options.now ?? Date.now;
   const entries = new Map<string, { accountId: string; expiresAt: number; generation: number }>();
-  const cached = async (key: string, lookUp: () => Promise<string | null>) => {
+  const inFlight = new Map<string, { generation: number; lookup: Promise<string | null> }>();
+  const cached = (key: string, lookUp: () => Promise<string | null>): Promise<string | null> => {
     const generation = db.adminGeneration();
     const hit = entries.get(key);
-    if (hit && hit.generation === generation && hit.expiresAt > now()) return hit.accountId;
+    if (hit && hit.generation === generation && hit.expiresAt > now()) return Promise.resolve(hit.accountId);
     entries.delete(key);
+    // A lookup started before an administration transaction of this process may have read the old state.
+    const running = inFlight.get(key);
+    if (running && running.generation === generation) return running.lookup;
+    const lookup = remember(key, generation, lookUp).finally(() => {
+      if (inFlight.get(key)?.lookup === lookup) inFlight.delete(key);
+    });
+    inFlight.set(key, { generation, lookup });
+    return lookup;
+  };
+  const remember = async (key: string, generation: number, lookUp: () => Promise<string | null>) => {
     const accountId = await lookUp();
     if (accountId) {
       if (entries.size >= maxEntries) {

@@ -138,23 +138,6 @@ function visitorArray(visitorIds: readonly string[]) {
   return sql`array(select jsonb_array_elements_text(${JSON.stringify(visitorIds)}::jsonb))`;
 }
 
-/** The contact each of these visitors already became (visitors without one are absent). */
-export async function contactsOfVisitors(
-  db: Sql,
-  accountId: string,
-  params: { visitorIds: readonly string[] },
-): Promise<Map<string, string>> {
-  const found = await rows<{ visitor_id: string; contact_id: string }>(
-    db,
-    sql`
-      select distinct on (visitor_id) visitor_id, contact_id from touchpoints
-      where account_id = ${accountId} and contact_id is not null
-        and visitor_id = any(${visitorArray(params.visitorIds)})
-      order by visitor_id, occurred_at desc`,
-  );
-  return new Map(found.map((r) => [r.visitor_id, r.contact_id]));
-}
-
 /** `adoptVisitor` for several visitors at once (one contact per visitor). */
 export async function adoptVisitors(
   db: Sql,

@@ -1,0 +1,173 @@
+import type { AdIndexCache } from "../attribution/ad-index-cache.ts";
+import { resolveAd } from "../attribution/ad-resolution.ts";
+import type { Sql } from "../db/client.ts";
+import { claimBeaconIds } from "../queries/beacon-receipts.ts";
+import {
+  addFormTitles,
+  adoptVisitors,
+  type BatchedWebTouch,
+  insertWebTouchpoints,
+} from "../queries/insert-web-touchpoint.ts";
+import { type ContactFacts, identityOf, resolveContacts } from "../queries/resolve-contacts.ts";
+import { visitorContacts } from "../queries/visitor-contacts.ts";
+import { type Beacon, isAdTouch } from "./beacon.ts";
+import { contactKey, normalizeEmail, normalizePhone } from "./identity.ts";
+
+/** A beacon as the writer received it. */
+export interface Received {
+  beacon: Beacon;
+  receivedAt: Date;
+}
+
+/**
+ * Writes a batch of one account's beacons in the caller's transaction: the beacons not stored before
+ * (`unseen`), as if one after the other, in arrival order.
+ */
+export async function writeBeaconBatch(
+  tx: Sql,
+  accountId: string,
+  batch: readonly Received[],
+  adIndexes: AdIndexCache,
+): Promise<void> {
+  await writeBeacons(tx, accountId, await unseen(tx, accountId, batch), adIndexes);
+}
+
+function contactFacts(beacon: Beacon): ContactFacts | null {
+  if (!beacon.contact) return null;
+  const email = normalizeEmail(beacon.contact.email);
+  const phone = normalizePhone(beacon.contact.phone);
+  const key = contactKey(email, phone);
+  if (!key) return null;
+  const name =
+    beacon.contact.name ??
+    ([beacon.contact.first_name, beacon.contact.last_name].filter(Boolean).join(" ") || null);
+  return { key, email, phone, name };
+}
+
+/**
+ * The beacons of a batch not stored before: those without an id, and the first copy of each id the
+ * transaction claims. A resent beacon stops here, before it touches a contact or a touchpoint; the
+ * claim commits or rolls back with the beacon's own writes.
+ */
+async function unseen(tx: Sql, accountId: string, batch: readonly Received[]): Promise<Received[]> {
+  const claimed = await claimBeaconIds(
+    tx,
+    accountId,
+    batch.flatMap(({ beacon, receivedAt }) => (beacon.id ? [{ beaconId: beacon.id, receivedAt }] : [])),
+  );
+  // `delete` is true once per claimed id: its first copy in the batch is written, later ones are not.
+  return batch.filter(({ beacon }) => beacon.id === undefined || claimed.delete(beacon.id));
+}
+
+/**
+ * Writes a batch of one account's beacons as if one after the other, in arrival order: a beacon with
+ * a contact makes its visitor that contact (earlier touchpoints of the visitor without a contact
+ * join it, in the database and in the batch), and a beacon without one takes its visitor's latest
+ * contact.
+ */
+async function writeBeacons(
+  tx: Sql,
+  accountId: string,
+  batch: readonly Received[],
+  adIndexes: AdIndexCache,
+): Promise<void> {
+  if (batch.length === 0) return;
+  const facts = batch.map((p) => contactFacts(p.beacon));
+  const known = facts.filter((f): f is ContactFacts => f !== null);
+  const contactIds = known.length > 0 ? await resolveContacts(tx, accountId, { facts: known }) : new Map();
+
+  // Visitors that become a contact in this batch: what they were before decides, beacon by beacon,
+  // which of their touches the new contact adopts.
+  const becoming = new Set<string>();
+  facts.forEach((f, i) => {
+    if (f) becoming.add(batch[i]?.beacon.visitor_id ?? "");
+  });
+  const { contacts: before, anonymous } =
+    becoming.size > 0
+      ? await visitorContacts(tx, accountId, { visitorIds: [...becoming] })
+      : { contacts: new Map<string, string>(), anonymous: new Set<string>() };
+
+  const current = new Map<string, string | null>();
+  const orphans = new Map<string, number[]>();
+  const adoptions = new Map<string, string>();
+  const titles = new Map<string, string[]>();
+  const contactOf: (string | null)[] = [];
+  batch.forEach(({ beacon }, i) => {
+    const visitor = beacon.visitor_id;
+    const f = facts[i];
+    if (f) {
+      const contactId = contactIds.get(identityOf(f)) as string;
+      contactOf.push(contactId);
+      if (!adoptions.has(visitor)) adoptions.set(visitor, contactId);
+      for (const j of orphans.get(visitor) ?? []) contactOf[j] = contactId;
+      orphans.delete(visitor);
+      current.set(visitor, contactId);
+      const title = beacon.form?.title;
+      if (title) {
+        const list = titles.get(contactId) ?? [];
+        if (!list.includes(title)) list.push(title);
+        titles.set(contactId, list);
+      }
+    } else if (becoming.has(visitor)) {
+      const contactId = current.has(visitor) ? (current.get(visitor) ?? null) : (before.get(visitor) ?? null);
+      current.set(visitor, contactId);
+      contactOf.push(contactId);
+      if (contactId === null) orphans.set(visitor, [...(orphans.get(visitor) ?? []), i]);
+    } else {
+      // Looked up by the insert itself.
+      contactOf.push(null);
+    }
+  });
+  // Only visitors with anonymous touchpoints stored: an UPDATE that changes nothing still costs its
+  // statement triggers.
+  await adoptVisitors(tx, accountId, {
+    adoptions: [...adoptions]
+      .filter(([visitorId]) => anonymous.has(visitorId))
+      .map(([visitorId, contactId]) => ({ visitorId, contactId })),
+  });
+  await addFormTitles(tx, accountId, {
+    titles: [...titles].map(([contactId, list]) => ({ contactId, titles: list })),
+  });
+
+  const hasSignal = (b: Beacon) => Boolean(b.ad_ids?.ad_id || b.ad_ids?.meta_ad_id || b.utm?.content);
+  const index = batch.some((p) => hasSignal(p.beacon)) ? await adIndexes.get(tx, accountId) : null;
+  const touches: BatchedWebTouch[] = batch.map(({ beacon, receivedAt }, i) => {
+    const utm = beacon.utm ?? {};
+    const adIds = beacon.ad_ids ?? {};
+    const resolution =
+      index && hasSignal(beacon)
+        ? resolveAd(
+            {
+              utm_ad_id: adIds.ad_id,
+              meta_ad_id: adIds.meta_ad_id,
+              utm_content: utm.content,
+              utm_campaign: utm.campaign,
+            },
+            index,
+          )
+        : null;
+    const ad = resolution && resolution.method !== "unresolved" ? resolution.ad : null;
+    return {
+      externalId: beacon.id ? `beacon:${beacon.id}` : null,
+      contactId: contactOf[i] ?? null,
+      lookUpContact: !becoming.has(beacon.visitor_id),
+      visitorId: beacon.visitor_id,
+      sessionId: beacon.session_id ?? null,
+      kind: beacon.type === "page_view" ? "web" : "conversion",
+      eventType: beacon.type,
+      // The server's clock: visitors' clocks drift.
+      occurredAt: receivedAt,
+      url: beacon.url,
+      referrer: beacon.referrer || null,
+      utm,
+      adIds,
+      clickIds: beacon.click_ids ?? {},
+      channel: utm.channel ?? null,
+      isPaid: isAdTouch(beacon),
+      resolution: resolution?.method ?? "unresolved",
+      resolvedPlatform: ad?.platform ?? null,
+      resolvedAdId: ad?.ad_id ?? null,
+    };
+  });
+  await insertWebTouchpoints(tx, accountId, touches);
+}
