@@ -19,8 +19,10 @@ import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Database } from "./db/client.ts";
 import { observeRequests } from "./http/access-log.ts";
 import type { AuditSink } from "./http/audit.ts";
+import { registerCompression } from "./http/compression.ts";
 import { ApiError } from "./http/errors.ts";
 import { registerHealthRoutes } from "./http/health.ts";
+import { DEFAULT_LOAD_SHEDDING, type LoadShedding, registerLoadShedding } from "./http/load-shedding.ts";
 import { answerConnect, trackRouteMethods } from "./http/method-guard.ts";
 import { type Metrics, noMetrics } from "./http/metrics.ts";
 import { pipelineHandler, RATE_LIMIT } from "./http/pipeline.ts";
@@ -62,6 +64,8 @@ export interface AppDeps {
   trustProxy?: TrustProxy;
   /** Prometheus counters (METRICS_PORT); none: nothing is counted. */
   metrics?: Metrics;
+  /** When requests are refused with 503 (LOAD_SHED_*); DEFAULT_LOAD_SHEDDING unless given. */
+  loadShedding?: LoadShedding;
 }
 
 declare module "fastify" {
@@ -111,6 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header("X-RateLimit-Limit", String(RATE_LIMIT));
     reply.header("X-RateLimit-Remaining", String(request.ascribe.rateLimitRemaining));
   });
+  await registerCompression(app);
   await app.register(cors, {
     origin: "*",
     methods: ["GET", "HEAD", "PUT", "POST"],
@@ -119,6 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     exposedHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "Retry-After", "X-Request-Id"],
     maxAge: 86_400,
   });
+  // After CORS: a browser reads the refusal only with its CORS headers.
+  await registerLoadShedding(app, { shedding: deps.loadShedding ?? DEFAULT_LOAD_SHEDDING, metrics });
 
   // Bodies are parsed by the pipeline, after authentication: a bad body from an unknown caller is a 401.
   app.removeAllContentTypeParsers();

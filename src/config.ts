@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { z } from "zod";
+import { DEFAULT_LOAD_SHEDDING, type LoadShedding } from "./http/load-shedding.ts";
 import { parseTrustProxy, type TrustProxy } from "./http/trust-proxy.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -57,6 +58,24 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, "must start with smtp:// or smtps://")
     .optional(),
   SMTP_FROM: z.string().min(3).optional(),
+  /** Load shedding (http/load-shedding.ts): mean event-loop delay past which requests get 503; 0: off. */
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(DEFAULT_LOAD_SHEDDING.maxEventLoopDelayMs),
+  /** Event-loop utilization (0–1) past which requests get 503; 0: off (the default). */
+  LOAD_SHED_EVENT_LOOP_UTILIZATION: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .default(DEFAULT_LOAD_SHEDDING.maxEventLoopUtilization),
+  LOAD_SHED_RETRY_AFTER_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(DEFAULT_LOAD_SHEDDING.retryAfterSeconds),
   /** Keyring for secrets at rest, `id:base64key[,…]`, first active; checked by loadOrCreateKeyring. */
   ASCRIBE_SECRET_KEYS: z.string().optional(),
 });
@@ -90,6 +109,7 @@ export interface Config {
   readonly smtpUrl: string | null;
   /** The sender of the application's mail; default `Ascribe <no-reply@{site host}>`. */
   readonly smtpFrom: string | null;
+  readonly loadShedding: LoadShedding;
   /** The variables the environment set (not left to their default): what a caller asked for. */
   readonly explicitlySet: readonly string[];
 }
@@ -129,5 +149,11 @@ export function loadConfig(
     metaAccessToken: e.META_ACCESS_TOKEN ?? null,
     smtpUrl: e.SMTP_URL ?? null,
     smtpFrom: e.SMTP_FROM ?? null,
+    loadShedding: {
+      ...DEFAULT_LOAD_SHEDDING,
+      maxEventLoopDelayMs: e.LOAD_SHED_EVENT_LOOP_DELAY_MS,
+      maxEventLoopUtilization: e.LOAD_SHED_EVENT_LOOP_UTILIZATION,
+      retryAfterSeconds: e.LOAD_SHED_RETRY_AFTER_SECONDS,
+    },
   });
 }

@@ -193,6 +193,7 @@ export async function startService(config: Config, logger: Logger = createLogger
       collect: collectServicesFor(db),
       trustProxy: config.trustProxy,
       metrics,
+      loadShedding: config.loadShedding,
     });
     opened.push(() => app.close());
     await app.listen({ port: config.port, host: config.host });

@@ -76,4 +76,10 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, ErrorDoc>> = {
     cause: "An internal error while reading or writing (a database outage, a timeout); retry later.",
     api: true,
   },
+  overloaded: {
+    cause:
+      "The instance is overloaded (its event loop lags past the operator's limit) and refused the request at once instead of queueing it; retry after `retry_after_seconds` (also in `Retry-After`).",
+    extra: { retry_after_seconds: z.number().int() },
+    api: true,
+  },
 };

@@ -18,6 +18,8 @@ const PIPELINE_ERRORS: readonly ErrorCode[] = [
   "too_many_failed_attempts",
   "tenant_barrier",
   "upstream_error",
+  // Load shedding refuses any request, keyed or not, before its key is read.
+  "overloaded",
 ];
 
 /** Parameter texts shared by many routes; a route's own wording stays in its description. */
@@ -141,7 +143,9 @@ function errorResponses(route: RouteDef, shared: SharedResponses): Record<string
       const response = {
         description: lines.join("\n"),
         headers:
-          status === 429 ? headerRefs([...Object.keys(COMMON_HEADERS), "Retry-After"]) : COMMON_HEADER_REFS,
+          status === 429 || status === 503
+            ? headerRefs([...Object.keys(COMMON_HEADERS), "Retry-After"])
+            : COMMON_HEADER_REFS,
         content: { "application/json": { schema: only ?? { anyOf: schemas } } },
       };
       const key = JSON.stringify(response);
@@ -305,6 +309,11 @@ function publicPaths(baseUrl: string): Record<string, Record<string, unknown>> {
           description: "Success.",
           headers: COMMON_HEADER_REFS,
           content: { "application/json": { schema } },
+        },
+        "503": {
+          description: `- \`overloaded\`: ${ERROR_DOCS.overloaded.cause}`,
+          headers: headerRefs([...Object.keys(COMMON_HEADERS), "Retry-After"]),
+          content: { "application/json": { schema: errorRef("overloaded") } },
         },
       },
       "x-codeSamples": [{ lang: "Shell", label: "curl", source: `curl -s ${shellQuote(baseUrl + path)}` }],

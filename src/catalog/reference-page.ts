@@ -127,6 +127,8 @@ export function registerReferencePage(
   app.get<{ Params: { file: string } }>(
     `${REFERENCE_PATH}/assets/:file`,
     {
+      // Served precompressed (sendStaticAsset), each encoding with its own ETag.
+      compress: false,
       onSend: async (_request, reply, payload) => {
         if (reply.statusCode === 200 || reply.statusCode === 304) reply.header("Cache-Control", ASSET_CACHE);
         return payload;

@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   too_many_failed_attempts: 429,
   tenant_barrier: 500,
   upstream_error: 502,
+  overloaded: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

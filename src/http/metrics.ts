@@ -15,6 +15,9 @@ export type BeaconRefusal =
   | "invalid_beacon"
   | "unknown_client_key";
 
+/** Why a request was refused with 503 `overloaded` (load-shedding.ts). */
+export type ShedReason = "event_loop_delay" | "event_loop_utilization";
+
 export type ImportRowOutcome = "imported" | "updated" | "skipped" | "error";
 
 /** What the service counts for Prometheus; `noMetrics` when METRICS_PORT is unset. */
@@ -25,6 +28,8 @@ export interface Metrics {
   beaconRefused(reason: BeaconRefusal): void;
   importRows(kind: string, outcome: ImportRowOutcome, count: number): void;
   ruleRun(outcome: { status: "ok" | "error"; dry_run: boolean }): void;
+  /** One request refused by load shedding. */
+  requestShed(reason: ShedReason): void;
   /** The Prometheus text exposition. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -35,6 +40,7 @@ export const noMetrics: Metrics = {
   beaconRefused: () => {},
   importRows: () => {},
   ruleRun: () => {},
+  requestShed: () => {},
   render: async () => ({ contentType: "text/plain; version=0.0.4; charset=utf-8", body: "" }),
 };
 
@@ -80,6 +86,12 @@ export function createMetrics(options: { pool?: () => PoolStats | null } = {}): 
     labelNames: ["status", "dry_run"] as const,
     registers: [registry],
   });
+  const shed = new Counter({
+    name: "ascribe_http_requests_shed_total",
+    help: "Requests refused with 503 overloaded by load shedding, by the check that was past its limit",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
   const pool = options.pool;
   if (pool) {
     const gauge = (name: string, help: string, read: (stats: PoolStats) => number) =>
@@ -110,6 +122,7 @@ export function createMetrics(options: { pool?: () => PoolStats | null } = {}): 
       if (count > 0) importRows.inc({ kind, outcome }, count);
     },
     ruleRun: ({ status, dry_run }) => ruleRuns.inc({ status, dry_run: String(dry_run) }),
+    requestShed: (reason) => shed.inc({ reason }),
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 }

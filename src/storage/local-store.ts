@@ -105,6 +105,8 @@ export function createLocalObjectStore(options: LocalObjectStoreOptions): Object
 function mountFileRoute(app: FastifyInstance, root: string, secrets: SecretBox, clock: () => Date) {
   app.get<{ Params: { "*": string }; Querystring: Record<string, string | undefined> }>(
     "/files/*",
+    // Files as stored, with their ETag and byte ranges: never re-encoded on the way out.
+    { compress: false },
     async (request, reply) => {
       const file = request.params["*"];
       const slash = file.indexOf("/");

@@ -23,6 +23,8 @@ export function registerTrackScriptRoute(
   app.get(
     TRACK_SCRIPT_PATH,
     {
+      // Served precompressed (sendStaticAsset), each encoding with its own ETag.
+      compress: false,
       // Route-level hooks run after the app's, which marks every answer private and uncacheable.
       onSend: async (_request, reply, payload) => {
         reply.header("Cache-Control", TRACK_SCRIPT_CACHE);

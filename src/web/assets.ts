@@ -59,6 +59,8 @@ export function registerAssets(app: FastifyInstance): void {
   app.get<{ Params: { hash: string; name: string } }>(
     "/assets/:hash/:name",
     {
+      // Served precompressed (sendStaticAsset), each encoding with its own ETag.
+      compress: false,
       onSend: async (_request, reply, payload) => {
         if (reply.statusCode < 400) reply.header("Cache-Control", "public, max-age=31536000, immutable");
         return payload;

@@ -30,6 +30,12 @@ test("defaults follow CONTRACT.md", () => {
       metaApiUrl: "https://graph.facebook.com/v21.0",
       metaAccessToken: null,
       trustProxy: null,
+      loadShedding: {
+        maxEventLoopDelayMs: 1000,
+        maxEventLoopUtilization: 0,
+        retryAfterSeconds: 5,
+        sampleIntervalMs: 500,
+      },
     },
   );
   assert.ok(Object.isFrozen(config));
@@ -103,4 +109,24 @@ test("DB_POOL_MODE: session by default, transaction behind a transaction-mode po
   assert.equal(loadConfig({}).poolMode, "session");
   assert.equal(loadConfig({ DB_POOL_MODE: "transaction" }).poolMode, "transaction");
   assert.throws(() => loadConfig({ DB_POOL_MODE: "statement" }), /DB_POOL_MODE:/);
+});
+
+test("load shedding's limits are read; out of range is refused", () => {
+  const config = loadConfig({
+    LOAD_SHED_EVENT_LOOP_DELAY_MS: "0",
+    LOAD_SHED_EVENT_LOOP_UTILIZATION: "0.95",
+    LOAD_SHED_RETRY_AFTER_SECONDS: "2",
+  });
+  assert.deepEqual(config.loadShedding, {
+    maxEventLoopDelayMs: 0,
+    maxEventLoopUtilization: 0.95,
+    retryAfterSeconds: 2,
+    sampleIntervalMs: 500,
+  });
+  assert.throws(
+    () => loadConfig({ LOAD_SHED_EVENT_LOOP_UTILIZATION: "1.5" }),
+    /LOAD_SHED_EVENT_LOOP_UTILIZATION/,
+  );
+  assert.throws(() => loadConfig({ LOAD_SHED_EVENT_LOOP_DELAY_MS: "-1" }), /LOAD_SHED_EVENT_LOOP_DELAY_MS/);
+  assert.throws(() => loadConfig({ LOAD_SHED_RETRY_AFTER_SECONDS: "0" }), /LOAD_SHED_RETRY_AFTER_SECONDS/);
 });

@@ -15,6 +15,7 @@ import { createSecretBox, type SecretBox } from "../../src/crypto/secret-box.ts"
 import { type Database, openEmbedded, openPostgres, rows } from "../../src/db/client.ts";
 import { demoWav } from "../../src/demo/write.ts";
 import { type AuditSink, createAuditWriter } from "../../src/http/audit.ts";
+import type { LoadShedding } from "../../src/http/load-shedding.ts";
 import type { Metrics } from "../../src/http/metrics.ts";
 import { type CounterStore, createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
 import type { TrustProxy } from "../../src/http/trust-proxy.ts";
@@ -99,6 +100,8 @@ export interface TestAppOptions {
   /** The app's logger (the access log); silent unless given. */
   logger?: Logger;
   metrics?: Metrics;
+  /** Load shedding's limits; the service's defaults unless given. */
+  loadShedding?: LoadShedding;
 }
 
 /**
@@ -124,6 +127,7 @@ export async function createTestApp(db: Database, options: TestAppOptions = {}) 
     mailer: options.mailer,
     trustProxy: options.trustProxy,
     metrics: options.metrics,
+    loadShedding: options.loadShedding,
   });
   const conformance = checkResponsesAgainstOpenApi(app, routes, TEST_SITE_URL);
   await app.ready();
