@@ -22,7 +22,7 @@ import type { AuditSink } from "./http/audit.ts";
 import { registerCompression } from "./http/compression.ts";
 import { ApiError } from "./http/errors.ts";
 import { registerHealthRoutes } from "./http/health.ts";
-import { DEFAULT_LOAD_SHEDDING, type LoadShedding, registerLoadShedding } from "./http/load-shedding.ts";
+import { type LoadShedding, registerLoadShedding } from "./http/load-shedding.ts";
 import { answerConnect, trackRouteMethods } from "./http/method-guard.ts";
 import { type Metrics, noMetrics } from "./http/metrics.ts";
 import { pipelineHandler, RATE_LIMIT } from "./http/pipeline.ts";
@@ -64,7 +64,7 @@ export interface AppDeps {
   trustProxy?: TrustProxy;
   /** Prometheus counters (METRICS_PORT); none: nothing is counted. */
   metrics?: Metrics;
-  /** When requests are refused with 503 (LOAD_SHED_*); DEFAULT_LOAD_SHEDDING unless given. */
+  /** When requests are refused with 503 (LOAD_SHED_*, main.ts); none: never (tests, benches). */
   loadShedding?: LoadShedding;
 }
 
@@ -125,7 +125,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     maxAge: 86_400,
   });
   // After CORS: a browser reads the refusal only with its CORS headers.
-  await registerLoadShedding(app, { shedding: deps.loadShedding ?? DEFAULT_LOAD_SHEDDING, metrics });
+  if (deps.loadShedding) await registerLoadShedding(app, { shedding: deps.loadShedding, metrics });
 
   // Bodies are parsed by the pipeline, after authentication: a bad body from an unknown caller is a 401.
   app.removeAllContentTypeParsers();

@@ -100,7 +100,7 @@ export interface TestAppOptions {
   /** The app's logger (the access log); silent unless given. */
   logger?: Logger;
   metrics?: Metrics;
-  /** Load shedding's limits; the service's defaults unless given. */
+  /** Load shedding's limits; none: off, as buildApp has it without them. */
   loadShedding?: LoadShedding;
 }
 
