@@ -34,7 +34,12 @@ const connections = envInt("BENCH_CONNECTIONS", 10, 1);
 
 const fresh = await freshPostgres(benchServerUrl(), { statementTimeoutMs: 10_000, prefix: "ascribe_ctx" });
 const { db } = fresh;
-const account = await createAccount(db, { name: "Bench", plan: "business", timezone: "UTC", owner: "b@x.test" });
+const account = await createAccount(db, {
+  name: "Bench",
+  plan: "business",
+  timezone: "UTC",
+  owner: "b@x.test",
+});
 const accountId = account.id;
 await db.admin(accountId, (tx) =>
   replaceIcpCriteria(tx, accountId, { criteria: { industries: ["SaaS"], company_size: "11-50" } }),
@@ -116,7 +121,9 @@ const figures = [...perOption].map(([name, values]) => ({
   ofBare: median(values) / bare,
   rounds: values,
 }));
-console.log(`\nTenant context on PostgreSQL: ${connections} callers, ${rounds} rounds × ${durationSec} s, medians`);
+console.log(
+  `\nTenant context on PostgreSQL: ${connections} callers, ${rounds} rounds × ${durationSec} s, medians`,
+);
 console.log(`${"option".padEnd(18)}${pad("queries/s", 11)}${pad("÷ bare", 9)}`);
 for (const f of figures) {
   console.log(`${f.option.padEnd(18)}${pad(fmt(f.perSecond, 0), 11)}${pad(fmt(f.ofBare, 2), 9)}`);
