@@ -132,9 +132,10 @@ describe("OpenAPI document", () => {
       "429",
       "500",
       "502",
+      "503",
     ]);
     // Nothing to validate: no 400.
-    assert.deepEqual(statuses("get", "/icp/criteria"), ["200", "401", "403", "429", "500", "502"]);
+    assert.deepEqual(statuses("get", "/icp/criteria"), ["200", "401", "403", "429", "500", "502", "503"]);
     assert.deepEqual(statuses("post", "/ads/rules/delete"), [
       "200",
       "400",
@@ -144,6 +145,7 @@ describe("OpenAPI document", () => {
       "429",
       "500",
       "502",
+      "503",
     ]);
 
     const forbidden = response(operation("get", "/calls/recording"), "403").content["application/json"]
@@ -167,6 +169,10 @@ describe("OpenAPI document", () => {
     assert.ok(armed.anyOf.some((s: Json) => s.$ref === "#/components/schemas/plan_free_no_autopilot"));
     assert.deepEqual(doc.components.schemas.rate_limited.required, ["error", "retry_after_seconds"]);
     assert.ok(response(operation("get", "/funnel"), "429").headers["Retry-After"]);
+    // Load shedding: any route, the index too, with Retry-After.
+    assert.deepEqual(doc.components.schemas.overloaded.required, ["error", "retry_after_seconds"]);
+    assert.ok(response(operation("get", "/funnel"), "503").headers["Retry-After"]);
+    assert.ok(doc.paths["/"].get.responses["503"].headers["Retry-After"]);
     assert.match(response(operation("put", "/goals"), "400").description, /`missing goals object`/);
     assert.deepEqual(doc.components.schemas.unknown_route.required, ["error", "route"]);
   });
