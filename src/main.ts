@@ -193,7 +193,10 @@ export async function startService(config: Config, logger: Logger = createLogger
       collect: collectServicesFor(db),
       trustProxy: config.trustProxy,
       metrics,
-      loadShedding: config.loadShedding,
+      // PostgreSQL only: the embedded database runs its queries on the event loop, so one long
+      // query (the demo's seeding at start-up, a large report) reads as overload and the requests
+      // queued behind it would be refused instead of served a moment later.
+      loadShedding: db.kind === "postgres" ? config.loadShedding : undefined,
     });
     opened.push(() => app.close());
     await app.listen({ port: config.port, host: config.host });
