@@ -30,7 +30,7 @@ const LIST_FIELDS = [
   "revoked_at",
   "scopes",
 ].sort();
-const TIMEOUT = { timeout: 120_000 };
+const TIMEOUT = { timeout: 240_000 };
 // Every command spawns a process (seconds each on a loaded 2-core machine): a suite's budget is the sum.
 const SUITE_TIMEOUT = { timeout: 900_000 };
 

@@ -18,7 +18,7 @@ import {
 
 const SITE_URL = "https://ascribe.example.test";
 const LINK = new RegExp(`^${SITE_URL.replace(/\./g, "\\.")}/set-password/([A-Za-z0-9_-]{43})$`);
-const TIMEOUT = { timeout: 120_000 };
+const TIMEOUT = { timeout: 240_000 };
 // Every command spawns a process (seconds each on a loaded 2-core machine).
 const SUITE_TIMEOUT = { timeout: 900_000 };
 

@@ -21,7 +21,7 @@ import {
  * database and exits 0; a restart on the same data does not seed the demo account again.
  */
 
-const TIMEOUT = { timeout: 120_000 };
+const TIMEOUT = { timeout: 240_000 };
 const BURST = 25;
 
 interface ListedKey {

@@ -168,7 +168,8 @@ async function stopChild(child: ChildProcess, exited: Promise<Exit>, graceMs: nu
  */
 export async function startServe(
   env: NodeJS.ProcessEnv,
-  timeoutMs = 60_000,
+  // A first start seeds the demo account; on a loaded 2-core machine that took up to two minutes.
+  timeoutMs = 150_000,
   bin = BIN,
 ): Promise<ServeProcess> {
   const child = spawn(process.execPath, [bin, "serve"], {
