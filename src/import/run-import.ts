@@ -15,6 +15,7 @@ import {
 } from "./batch-runner.ts";
 import { coerceCsvRecord } from "./csv-coerce.ts";
 import { type ImportKind, importKinds, isImportKind } from "./kinds.ts";
+import { plannerStatistics } from "./planner-statistics.ts";
 import { formatOf, type ImportFormat, readRecords } from "./read-records.ts";
 
 export const importInput = z.object({
@@ -101,6 +102,7 @@ export async function runImport(
   const summary: ImportSummary = { imported: 0, updated: 0, skipped: 0, errors: [] };
   let lines = 0;
   let adsChanged = 0;
+  const statistics = plannerStatistics(db);
   let pending = new Map<string, Numbered<unknown>>();
   // The batch being written, if any; a failed write rejects here and stops the import.
   let writing: Promise<void> = Promise.resolve();
@@ -129,6 +131,7 @@ export async function runImport(
     summary.skipped += result.skipped;
     summary.errors.push(...errors);
     adsChanged += result.adsChanged ?? 0;
+    await statistics.written(result.imported + result.updated);
     onProgress({
       lines: linesRead,
       imported: summary.imported,

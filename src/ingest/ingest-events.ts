@@ -173,12 +173,13 @@ export async function ingestCrmEvents(
     });
   }
 
+  // The touchpoints first: the events' ad of record (a trigger, as each is written) then sees the
+  // batch's own ad touches, and the touchpoints' refresh of it finds none of the batch's events to
+  // correct — one write per event instead of an insert and an update (migration 0028).
+  await upsertConversionTouchpoints(tx, accountId, { touches });
   const outcomes = await upsertEvents(tx, accountId, { events: rows });
   result.unchanged += rows.length - outcomes.size;
   for (const outcome of outcomes.values()) result[outcome] += 1;
-  await upsertConversionTouchpoints(tx, accountId, {
-    touches: touches.filter((t) => outcomes.has(t.eventId)),
-  });
 
   const saleContacts = new Set<string>();
   let uncontactedSale = false;

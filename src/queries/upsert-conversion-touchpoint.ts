@@ -61,5 +61,12 @@ export async function upsertConversionTouchpoints(
       contact_id = excluded.contact_id, event_type = excluded.event_type, occurred_at = excluded.occurred_at,
       utm = excluded.utm, ad_ids = excluded.ad_ids, is_paid = excluded.is_paid, value = excluded.value,
       currency = excluded.currency, product = excluded.product, resolution = excluded.resolution,
-      resolved_platform = excluded.resolved_platform, resolved_ad_id = excluded.resolved_ad_id`);
+      resolved_platform = excluded.resolved_platform, resolved_ad_id = excluded.resolved_ad_id
+    -- The same touch again writes nothing (and fires no trigger for it).
+    where (touchpoints.contact_id, touchpoints.event_type, touchpoints.occurred_at, touchpoints.utm,
+           touchpoints.ad_ids, touchpoints.is_paid, touchpoints.value, touchpoints.currency, touchpoints.product,
+           touchpoints.resolution, touchpoints.resolved_platform, touchpoints.resolved_ad_id)
+      is distinct from (excluded.contact_id, excluded.event_type, excluded.occurred_at, excluded.utm,
+           excluded.ad_ids, excluded.is_paid, excluded.value, excluded.currency, excluded.product,
+           excluded.resolution, excluded.resolved_platform, excluded.resolved_ad_id)`);
 }
