@@ -174,17 +174,20 @@ const TEXT_PARSERS = Object.fromEntries(
 /** How long the embedded database waits between two maintenance passes (see openEmbedded). */
 const MAINTENANCE_INTERVAL_MS = 30_000;
 
-/** `dataDir` null keeps the database in memory (tests). */
+/**
+ * `dataDir` null keeps the database in memory (tests). `loadDataDir`, a `dumpDataDir` archive, starts
+ * from that database instead of an empty one: PGlite's initdb costs seconds of CPU at every open.
+ */
 export async function openEmbedded(
   dataDir: string | null,
-  options: { maintenanceIntervalMs?: number } = {},
+  options: { maintenanceIntervalMs?: number; loadDataDir?: Blob } = {},
 ): Promise<Database> {
   let location = "memory://";
   if (dataDir !== null) {
     location = join(dataDir, "pgdata");
     mkdirSync(location, { recursive: true });
   }
-  const client = await PGlite.create(location, { parsers: TEXT_PARSERS });
+  const client = await PGlite.create(location, { parsers: TEXT_PARSERS, loadDataDir: options.loadDataDir });
   // PGlite runs one transaction at a time (its own lock spans the callback), so one drizzle handle
   // can forward to whichever transaction is open; outside one, a query is a bug and throws.
   let current: PGliteTransaction | null = null;

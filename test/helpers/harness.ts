@@ -25,6 +25,7 @@ import { routes as defaultRoutes } from "../../src/routes/index.ts";
 import type { RouteDef } from "../../src/routes/route-def.ts";
 import { createLocalObjectStore } from "../../src/storage/local-store.ts";
 import type { ObjectStore } from "../../src/storage/object-store.ts";
+import { migratedTemplate } from "./embedded-template.ts";
 import { checkResponsesAgainstOpenApi } from "./response-conformance.ts";
 
 export const silentLogger = pino({ level: "silent" });
@@ -38,7 +39,7 @@ export const backend = process.env.DATABASE_URL ? "postgres" : "embedded";
 export async function openTestDatabase(): Promise<Database & { url: string | null }> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
-    const db = await openEmbedded(null);
+    const db = await openEmbedded(null, { loadDataDir: await migratedTemplate() });
     await db.migrate();
     return Object.assign(db, { url: null });
   }
