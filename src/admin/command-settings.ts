@@ -33,6 +33,9 @@ const COMMAND_SETTINGS: Readonly<Record<string, readonly SettingName[]>> = {
   "accounts.webhook-secret": ["ASCRIBE_SECRET_KEYS"],
   demo: ["ASCRIBE_SECRET_KEYS"],
   import: ["ASCRIBE_SECRET_KEYS"],
+  "connectors.add": ["SITE_URL", "ASCRIBE_SECRET_KEYS"],
+  "connectors.list": ["SITE_URL"],
+  "connectors.test": ["ASCRIBE_SECRET_KEYS"],
 };
 
 export function settingsOf(command: string): readonly SettingName[] {

@@ -10,6 +10,15 @@ import { runRules } from "../rules/rule-engine.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { createAccount, createAccountInput, listAccounts, setPlan, setPlanInput } from "./accounts.ts";
 import type { SettingValues } from "./command-settings.ts";
+import {
+  addConnector,
+  addConnectorInput,
+  connectorInput,
+  listConnectors,
+  listConnectorsInput,
+  removeConnector,
+  testConnector,
+} from "./connectors.ts";
 import { demoInput, seedDemo } from "./demo.ts";
 import {
   addDomain,
@@ -78,6 +87,14 @@ export const adminCommands = {
   "accounts.set-plan": ({ db }: AdminContext, args: unknown) => setPlan(db, setPlanInput.parse(args)),
   "accounts.webhook-secret": ({ db, secrets }: AdminContext, args: unknown) =>
     rotateWebhookSecret(db, secrets, webhookSecretInput.parse(args)),
+  "connectors.add": ({ db, secrets, siteUrl }: AdminContext, args: unknown) =>
+    addConnector(db, secrets, siteUrl(), addConnectorInput.parse(args)),
+  "connectors.list": ({ db, siteUrl }: AdminContext, args: unknown) =>
+    listConnectors(db, siteUrl(), listConnectorsInput.parse(args)),
+  "connectors.remove": ({ db }: AdminContext, args: unknown) =>
+    removeConnector(db, connectorInput.parse(args)),
+  "connectors.test": ({ db, secrets }: AdminContext, args: unknown) =>
+    testConnector(db, secrets, connectorInput.parse(args)),
   "domains.add": ({ db }: AdminContext, args: unknown) => addDomain(db, addDomainInput.parse(args)),
   "domains.list": ({ db }: AdminContext, args: unknown) => listDomains(db, listDomainsInput.parse(args)),
   "domains.remove": ({ db }: AdminContext, args: unknown) => removeDomain(db, removeDomainInput.parse(args)),

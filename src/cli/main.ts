@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { describeError } from "../admin/describe-error.ts";
 import { registerAccountCommands } from "./account-commands.ts";
+import { registerConnectorCommands } from "./connector-commands.ts";
 import { registerDataCommands } from "./data-commands.ts";
 import { registerPeopleCommands } from "./people-commands.ts";
 
@@ -75,6 +76,7 @@ export function buildCli(): Command {
   registerAccountCommands(program);
   registerPeopleCommands(program);
   registerDataCommands(program);
+  registerConnectorCommands(program);
 
   program
     .command("mcp")

@@ -53,6 +53,8 @@ describe("row-level security", () => {
         "call_participants",
         "call_transcript_segments",
         "calls",
+        "connector_deliveries",
+        "connectors",
         "contact_activity",
         "contact_milestones",
         "contacts",
