@@ -14,6 +14,7 @@ import { buildIndex } from "./catalog/index-listing.ts";
 import { buildOpenApi } from "./catalog/openapi.ts";
 import { registerReferencePage } from "./catalog/reference-page.ts";
 import { registerToolsRoute } from "./catalog/tools-route.ts";
+import { registerStripeHookRoute } from "./connectors/stripe-route.ts";
 import { registerUploadRoute } from "./creatives/uploads.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Database } from "./db/client.ts";
@@ -83,6 +84,8 @@ function trustProxyOption(trust: TrustProxy): string[] | ((address: string, hop:
   return [...trust];
 }
 
+const RATE_LIMIT_HEADER = String(RATE_LIMIT);
+
 /** The Fastify instance with the whole pipeline; reads no environment. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? (() => new Date());
@@ -104,16 +107,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest("ascribe");
   const metrics = deps.metrics ?? noMetrics;
   observeRequests(app, metrics);
-  app.addHook("onRequest", async (request, reply) => {
+  // Callback hooks, not async ones: on every request, a promise and a microtask fewer each.
+  app.addHook("onRequest", (request, reply, done) => {
     request.ascribe = { rateLimitRemaining: RATE_LIMIT };
     reply.header("X-Request-Id", request.id);
+    done();
   });
-  app.addHook("onSend", async (request, reply) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
     reply.header("Cache-Control", "private, no-store");
     // Every answer, pages, scripts and files included: a browser never guesses another type.
     reply.header("X-Content-Type-Options", "nosniff");
-    reply.header("X-RateLimit-Limit", String(RATE_LIMIT));
+    reply.header("X-RateLimit-Limit", RATE_LIMIT_HEADER);
     reply.header("X-RateLimit-Remaining", String(request.ascribe.rateLimitRemaining));
+    done(null, payload);
   });
   await registerCompression(app);
   await app.register(cors, {
@@ -222,6 +228,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   deps.files.mount(app);
   registerUploadRoute(app, { db: deps.db, files: deps.files, clock });
   registerWebhookRoutes(app, { db: deps.db, secrets: deps.secrets, counters: deps.counters, clock });
+  registerStripeHookRoute(app, { db: deps.db, secrets: deps.secrets, counters: deps.counters, clock });
   const collect = collectServicesFor(deps.db, deps.collect);
   registerCollectRoute(app, { ...collect, counters: deps.counters, clock, metrics });
   registerTestUtmRoute(app, { accounts: collect.accounts, counters: deps.counters });

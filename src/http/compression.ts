@@ -42,7 +42,8 @@ export async function registerCompression(app: FastifyInstance): Promise<void> {
   // Every answer of a compressible type says that its bytes depend on Accept-Encoding, the
   // uncompressed ones too (small, or asked without compression): a cache must not mix them up.
   // Lowercase, as the plugin writes it, so that it does not add a second one.
-  app.addHook("onSend", async (_request, reply, payload) => {
+  // A callback hook (no promise, no microtask): it runs on every answer.
+  app.addHook("onSend", (_request, reply, payload, done) => {
     const type = reply.getHeader("content-type");
     if (typeof type === "string" && isCompressible(type) && !variesOnEncoding(reply.getHeader("vary"))) {
       const vary = reply.getHeader("vary");
@@ -51,7 +52,7 @@ export async function registerCompression(app: FastifyInstance): Promise<void> {
         typeof vary === "string" && vary !== "" ? `${vary}, accept-encoding` : "accept-encoding",
       );
     }
-    return payload;
+    done(null, payload);
   });
   await app.register(compress, {
     threshold: COMPRESS_THRESHOLD,

@@ -95,25 +95,43 @@ export function looksLikeModelId(s: string): boolean {
   return t.length > 0 && t.length <= MAX_MODEL_ID_LENGTH && MODEL_ID.test(t);
 }
 
+const NO_FRAGMENTS: readonly string[] = Object.freeze([]);
+/** Distinct field names remembered per fragment list; past this the memory starts afresh. */
+const MAX_REMEMBERED_KEYS = 4096;
+const deciders = new WeakMap<readonly string[], (key: string) => boolean>();
+
+/**
+ * Whether a field name is dropped, for one list of extra fragments (a route's own, fixed at start-up).
+ * Rows and requests repeat the same field names: each distinct one is decided once per list, not
+ * once per response.
+ */
+function droppedKeys(extraFragments: readonly string[]): (key: string) => boolean {
+  const known = deciders.get(extraFragments);
+  if (known) return known;
+  const fragments = [...REDACTED_FRAGMENTS, ...extraFragments.map((f) => f.toLowerCase())];
+  const decided = new Map<string, boolean>();
+  const isDropped = (key: string): boolean => {
+    let drop = decided.get(key);
+    if (drop === undefined) {
+      const lower = key.toLowerCase();
+      drop = fragments.some((f) => lower.includes(f));
+      if (decided.size >= MAX_REMEMBERED_KEYS) decided.clear();
+      decided.set(key, drop);
+    }
+    return drop;
+  };
+  deciders.set(extraFragments, isDropped);
+  return isDropped;
+}
+
 /**
  * Deep copy of `value` without forbidden fields and with model identifiers masked. Only own
  * enumerable string keys are copied: symbol markers (tenant barrier) are not part of a response.
  * Dates are kept as the same instance; any other non-array object is copied as a plain object,
  * which is what JSON serialisation would send anyway.
  */
-export function redact(value: unknown, extraFragments: readonly string[] = []): unknown {
-  const fragments = [...REDACTED_FRAGMENTS, ...extraFragments.map((f) => f.toLowerCase())];
-  // Rows repeat the same keys thousands of times; decide each distinct key once.
-  const dropCache = new Map<string, boolean>();
-  const isDropped = (key: string): boolean => {
-    let drop = dropCache.get(key);
-    if (drop === undefined) {
-      const lower = key.toLowerCase();
-      drop = fragments.some((f) => lower.includes(f));
-      dropCache.set(key, drop);
-    }
-    return drop;
-  };
+export function redact(value: unknown, extraFragments: readonly string[] = NO_FRAGMENTS): unknown {
+  const isDropped = droppedKeys(extraFragments);
   // Ancestors only: shared (non-cyclic) references are legal and simply copied twice.
   const path = new Set<object>();
 
