@@ -1,0 +1,2 @@
+-- Collect throughput (issue 20 item 3): claimed; trigger changes follow.
+SELECT 1;
