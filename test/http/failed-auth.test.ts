@@ -107,6 +107,26 @@ describe("failed-auth throttle under concurrency (memory store)", () => {
       assert.equal(refused?.headers["retry-after"], "60");
     });
   });
+
+  test("connector hooks: unknown connector ids share the count and the same exact cut-off", async () => {
+    await withApps([createMemoryCounterStore(() => frozenAt)], async ([app]) => {
+      assert.ok(app);
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, () =>
+          app.inject({
+            method: "POST",
+            url: "/api/hooks/stripe/00000000-0000-4000-8000-000000000000",
+            remoteAddress: "10.50.0.5",
+            headers: { "content-type": "application/json", "stripe-signature": "t=1,v1=00" },
+            payload: "{}",
+          }),
+        ),
+      );
+      // A 404 for an id no connector has, counted like a bad credential: ids are not probed faster.
+      const count = (status: number) => responses.filter((r) => r.statusCode === status).length;
+      assert.deepEqual([count(404), count(429)], [EXPECTED_401, 50 - EXPECTED_401]);
+    });
+  });
 });
 
 const redisUrl = process.env.REDIS_URL;

@@ -62,6 +62,7 @@ describe("methods a route does not serve â†’ 405 with allowed; unknown routes â†
       ["TRACE", "/mcp", ["POST"]],
       ["TRACE", "/api/collect", ["POST"]],
       ["GET", "/api/webhook/events", ["POST"]],
+      ["GET", "/api/hooks/stripe/00000000-0000-4000-8000-000000000000", ["POST"]],
       ["PROPFIND", "/api/track.js", ["GET"]],
       ["TRACE", "/sign-in", ["GET", "POST"]],
       ["DELETE", "/api/tls/ask", ["GET"]],
