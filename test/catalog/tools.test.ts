@@ -50,6 +50,7 @@ describe("GET /tools", () => {
       `get_attribution GET ${BASE}/attribution read:attribution`,
       `get_attribution_health GET ${BASE}/attribution/health read:attribution`,
       `get_attribution_report GET ${BASE}/attribution/report read:attribution`,
+      `get_attribution_models GET ${BASE}/attribution/models read:attribution`,
       `get_sales_summary GET ${BASE}/sales/summary read:sales`,
       `get_sales_reps GET ${BASE}/sales/reps read:sales`,
       `get_sales_cycle GET ${BASE}/sales/cycle read:sales`,

@@ -1,0 +1,150 @@
+import { type SQL, sql } from "drizzle-orm";
+import { rows, type Sql } from "../db/client.ts";
+import type { ReportWindow } from "../reports/window.ts";
+
+export type CreditLevel = "ad" | "campaign" | "channel";
+
+export interface JourneysParams {
+  window: ReportWindow;
+  level: CreditLevel;
+  lookbackDays: number;
+  /** Also the paths of contacts without a counted sale in the window (the Markov chain's null paths). */
+  unconverted: boolean;
+}
+
+/** A counted sale of the window and its touches in the look-back, oldest first. */
+export interface SaleJourneyRow {
+  sale_id: string;
+  at: number;
+  revenue: number;
+  net: number;
+  keys: string[];
+  ats: number[];
+  directs: boolean[];
+}
+
+/** A path of keys walked by `contacts` contacts who bought nothing in the window. */
+export interface UnconvertedPathRow {
+  keys: string[];
+  contacts: number;
+}
+
+/*
+ * A touch's channel (docs/attribution.md, "Levels"): an explicit `utm_channel` first (tracking rule
+ * 7: `utm_channel=email` is an email touch whatever else it carries), then the channel the tracking
+ * script or an import recorded, then a grouping of source and medium; a web visit with none of
+ * these is `direct`. A conversion (a CRM event) that carries nothing names no channel: it is not a
+ * touch at this level.
+ */
+const CHANNEL = sql`coalesce(
+  nullif(lower(btrim(tp.utm->>'channel')), ''),
+  nullif(lower(btrim(tp.channel)), ''),
+  case
+    when lower(tp.utm->>'medium') in ('email', 'e-mail', 'newsletter') or lower(tp.utm->>'source') in ('email', 'newsletter') then 'email'
+    when tp.resolved_ad_id is not null or tp.is_paid
+      or lower(tp.utm->>'medium') in ('paid', 'cpc', 'ppc', 'cpm', 'paid_social', 'paidsocial', 'paid-social', 'display', 'ads') then
+      case when lower(coalesce(tp.resolved_platform, tp.utm->>'source')) in ('google', 'bing', 'microsoft') then 'paid_search'
+           else 'paid_social' end
+    when lower(tp.utm->>'source') in ('google', 'bing', 'duckduckgo', 'yahoo', 'ecosia') then 'organic_search'
+    when lower(tp.utm->>'source') in ('facebook', 'instagram', 'tiktok', 'linkedin', 'twitter', 'x', 'youtube', 'pinterest', 'reddit', 'snapchat') then 'social'
+    when nullif(btrim(tp.utm->>'source'), '') is not null then 'referral'
+    when tp.kind = 'web' then 'direct'
+  end)`;
+
+/** The credited key of a touchpoint `tp` at a level; null: not a touch at that level. */
+function touchKey(accountId: string, level: CreditLevel): SQL {
+  switch (level) {
+    case "ad":
+      return sql`case when tp.resolved_ad_id is not null then tp.resolved_platform || '/' || tp.resolved_ad_id end`;
+    case "campaign":
+      return sql`case when tp.resolved_ad_id is not null then tp.resolved_platform || '/' || coalesce((
+        select ad.campaign_id from ads ad
+        where ad.account_id = ${accountId} and ad.platform = tp.resolved_platform and ad.ad_id = tp.resolved_ad_id), '') end`;
+    case "channel":
+      return CHANNEL;
+  }
+}
+
+/*
+ * A conversion whose UTMs and ad the server inherited from the contact's visits (`utm_enriched`,
+ * docs/ingestion.md) repeats a touch already in the journey: it is not a touch of its own.
+ */
+const OWN_SIGNAL = (accountId: string) => sql`not (tp.kind = 'conversion' and exists (
+  select 1 from events ev where ev.account_id = ${accountId} and ev.id = tp.event_id and ev.utm_enriched))`;
+
+const epochMs = (column: SQL) => sql`(extract(epoch from ${column}) * 1000)::float8`;
+
+/**
+ * Each counted sale of the window (docs/metrics.md, sale counting; its purchase's revenue with later
+ * installments, net of refunds and disputes) with the contact's touches at `level` in the
+ * `lookbackDays` up to it, its own conversion included when it carried its own source.
+ */
+export async function saleJourneys(
+  db: Sql,
+  accountId: string,
+  params: JourneysParams,
+): Promise<SaleJourneyRow[]> {
+  const w = params.window;
+  return rows<SaleJourneyRow>(
+    db,
+    sql`
+    with s as (
+      select e.id, e.contact_id, e.event_datetime as at,
+        coalesce(e.group_revenue, 0) as revenue,
+        coalesce(e.group_revenue, 0) - coalesce(e.group_refunds, 0) - coalesce(e.group_disputes, 0) as net
+      from events e
+      where e.account_id = ${accountId} and e.counted
+        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
+    ),
+    touches as (
+      select s.id, t.key, t.at
+      from s
+      join lateral (
+        select ${touchKey(accountId, params.level)} as key, tp.occurred_at as at
+        from touchpoints tp
+        where tp.account_id = ${accountId} and tp.contact_id = s.contact_id
+          and tp.occurred_at <= s.at and tp.occurred_at >= s.at - ${params.lookbackDays}::int * interval '1 day'
+          and ${OWN_SIGNAL(accountId)}
+      ) t on t.key is not null
+    )
+    select s.id as sale_id, ${epochMs(sql`s.at`)} as at, s.revenue::float8 as revenue, s.net::float8 as net,
+      coalesce(array_agg(t.key order by t.at, t.key) filter (where t.key is not null), '{}') as keys,
+      coalesce(array_agg(${epochMs(sql`t.at`)} order by t.at, t.key) filter (where t.key is not null), '{}') as ats,
+      coalesce(array_agg(t.key = 'direct' order by t.at, t.key) filter (where t.key is not null), '{}') as directs
+    from s left join touches t on t.id = s.id
+    group by s.id, s.at, s.revenue, s.net
+    order by s.at, s.id`,
+  );
+}
+
+/**
+ * The paths of contacts touched in the window (or its look-back before it) who have no counted sale
+ * in the window, grouped by path: the Markov chain's paths to null.
+ */
+export async function unconvertedPaths(
+  db: Sql,
+  accountId: string,
+  params: JourneysParams,
+): Promise<UnconvertedPathRow[]> {
+  const w = params.window;
+  return rows<UnconvertedPathRow>(
+    db,
+    sql`
+    with t as (
+      select tp.contact_id, ${touchKey(accountId, params.level)} as key, tp.occurred_at as at
+      from touchpoints tp
+      where tp.account_id = ${accountId} and tp.contact_id is not null
+        and tp.occurred_at >= ${w.start}::timestamptz - ${params.lookbackDays}::int * interval '1 day'
+        and tp.occurred_at < ${w.end}::timestamptz
+        and ${OWN_SIGNAL(accountId)}
+        and not exists (
+          select 1 from events e
+          where e.account_id = ${accountId} and e.contact_id = tp.contact_id and e.counted
+            and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz)
+    ),
+    paths as (
+      select array_agg(t.key order by t.at, t.key) as keys from t where t.key is not null group by t.contact_id
+    )
+    select keys, count(*)::int as contacts from paths group by keys`,
+  );
+}
