@@ -24,7 +24,10 @@ export interface AuditOptions {
 export function createAuditWriter(db: Database, logger: Logger, options: AuditOptions = {}): AuditSink {
   const intervalMs = options.intervalMs ?? 250;
   const maxBatch = options.maxBatch ?? 1000;
-  const chunkSize = options.chunkSize ?? 50;
+  // PostgreSQL runs transactions side by side: larger chunks mean fewer transactions (each a begin,
+  // a context and a commit, and a pooled connection the requests wait for). The embedded database
+  // runs one at a time, so there a chunk stays short enough not to stall the requests behind it.
+  const chunkSize = options.chunkSize ?? (db.kind === "postgres" ? 500 : 50);
   let pending: { accountId: string; entry: AuditEntry }[] = [];
   let inFlight: Promise<void> | null = null;
 
