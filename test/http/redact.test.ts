@@ -422,6 +422,27 @@ describe("redact: examples", () => {
     assert.deepStrictEqual(redact({ cost_of_goods: 5, revenue: 9 }, PNL_EXTRA_FRAGMENTS), { revenue: 9 });
   });
 
+  test("field names decided in one call are decided alike in the next, past the remembered 4096", () => {
+    // The decisions are kept across calls per fragment list: one list's never leak into another's,
+    // and a memory that starts afresh (more than 4096 distinct names) still drops what it must.
+    assert.deepStrictEqual(redact({ gross_margin_x: 1, margin_y: 2, a: 3 }), { margin_y: 2, a: 3 });
+    assert.deepStrictEqual(redact({ gross_margin_x: 1, margin_y: 2, a: 3 }, PNL_EXTRA_FRAGMENTS), { a: 3 });
+    assert.deepStrictEqual(redact({ margin_y: 2, a: 3 }), { margin_y: 2, a: 3 });
+    const wide: Record<string, number> = {};
+    for (let i = 0; i < 5000; i++) wide[`field_${i}`] = i;
+    wide.api_key_5001 = 1;
+    wide.margin_5002 = 2;
+    const once = redact(wide, PNL_EXTRA_FRAGMENTS) as Record<string, number>;
+    const twice = redact(wide, PNL_EXTRA_FRAGMENTS) as Record<string, number>;
+    for (const out of [once, twice]) {
+      assert.equal(Object.keys(out).length, 5000);
+      assert.equal(out.field_4999, 4999);
+      assert.equal("api_key_5001" in out, false);
+      assert.equal("margin_5002" in out, false);
+    }
+    assert.deepStrictEqual(redact({ margin_5002: 2, api_key_5001: 1 }), { margin_5002: 2 });
+  });
+
   test("extra fragments are matched case-insensitively", () => {
     assert.deepStrictEqual(redact({ CampaignSecretSauce: 1, internalNote: 2, a: 3 }, ["INTERNAL"]), { a: 3 });
   });
