@@ -245,6 +245,20 @@ describe("the batch runner's rules", () => {
     assert.equal(fixed.next(), 7);
   });
 
+  test("a fixed cost per batch above the target: batches grow until it is at most a third of their time", () => {
+    // 400 ms per batch plus 1 ms per record, aimed at 100 ms: the target alone would keep 50.
+    const sizer = new BatchSizer({ targetMs: 100, initial: 50, min: 50, max: 5_000 });
+    const timeOf = (records: number) => 400 + records;
+    const sizes: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const records = sizer.next();
+      sizes.push(records);
+      sizer.observe(records, timeOf(records));
+    }
+    // 50 over the target: 100 tried to tell the fixed part; then doubling up to 2 × 400 / 1 = 800.
+    assert.deepEqual(sizes, [50, 100, 200, 400, 800, 800]);
+  });
+
   test("what is retried: timeouts, lock waits, serialization failures, deadlocks, the driver's own timeouts", () => {
     const wrapped = (code: string) =>
       Object.assign(new Error("Failed query"), { cause: { code, message: "x" } });
