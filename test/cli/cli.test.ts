@@ -449,6 +449,64 @@ describe(`the CLI while ascribe serve runs (${backend} database)`, SUITE_TIMEOUT
     );
   });
 
+  test("connectors add, a signed Stripe delivery to its URL, list, test, remove", TIMEOUT, async () => {
+    const shop = await cliJson<CreatedAccount>(env(), ["accounts", "create", "--name", "Shop", "--json"]);
+    const secret = "whsec_clitest0123456789";
+    const added = await cliJson<{ id: string; kind: string; webhook_url: string; secret: string }>(env(), [
+      "connectors",
+      "add",
+      "--account",
+      shop.id,
+      "--kind",
+      "stripe",
+      "--secret",
+      secret,
+      "--json",
+    ]);
+    assert.deepEqual(Object.keys(added).sort(), ["id", "kind", "secret", "webhook_url"]);
+    assert.equal(added.kind, "stripe");
+    assert.equal(added.secret, secret);
+    assert.match(added.webhook_url, new RegExp(`/api/hooks/stripe/${added.id}$`));
+
+    const { default: Stripe } = await import("stripe");
+    const { checkoutCompleted } = await import("../connectors/stripe-fixtures.ts");
+    const payload = JSON.stringify(checkoutCompleted);
+    const site = base().replace(/\/api\/v1$/, "");
+    const delivered = await fetch(`${site}/api/hooks/stripe/${added.id}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "stripe-signature": Stripe.webhooks.generateTestHeaderString({ payload, secret }),
+      },
+      body: payload,
+    });
+    assert.equal(delivered.status, 200, await delivered.clone().text());
+    assert.equal(((await delivered.json()) as { data: { outcome: string } }).data.outcome, "stored");
+
+    const listed = await runCli(env(), ["connectors", "list", "--account", shop.id, "--json"]);
+    assert.equal(listed.code, 0, show(listed));
+    assert.ok(!listed.stdout.includes(secret), "list never prints the secret");
+    const [row] = JSON.parse(listed.stdout) as { id: string; last_event_at: string | null }[];
+    assert.equal(row?.id, added.id);
+    assert.ok(row?.last_event_at, listed.stdout);
+    const tested = await cliJson<{ ok: boolean; secret: string }>(env(), [
+      "connectors",
+      "test",
+      "--account",
+      shop.id,
+      "--id",
+      added.id,
+      "--json",
+    ]);
+    assert.deepEqual([tested.ok, tested.secret], [true, "ok"]);
+    await cliJson(env(), ["connectors", "remove", "--account", shop.id, "--id", added.id, "--json"]);
+    assert.deepEqual(await cliJson(env(), ["connectors", "list", "--account", shop.id, "--json"]), []);
+    assertRefused(
+      await runCli(env(), ["connectors", "add", "--account", shop.id, "--kind", "stripe", "--json"]),
+      /--secret/,
+    );
+  });
+
   let demoAccount: { account_id: string; key: string } | null = null;
 
   test("demo --seed 7 creates an account whose key reads its ICP", TIMEOUT, async () => {
