@@ -12,7 +12,9 @@ export interface VisitorContacts {
  * What some visitors were before a batch: the contact each already became, and whether it has
  * anonymous touchpoints left. Both by `touchpoints_visitor_idx`, one index range per visitor, so that
  * the adoption (`adoptVisitors`, an UPDATE whose statement triggers recompute what it touches) runs
- * only for the visitors that have something to adopt.
+ * only for the visitors that have something to adopt. The anonymity test is a scalar subquery with
+ * LIMIT 1, not EXISTS: PostgreSQL plans an uncorrelatable EXISTS here as one hashed scan of every
+ * anonymous touchpoint of the account, a cost per batch that grew with the account (measured).
  */
 export async function visitorContacts(
   db: Sql,
@@ -26,9 +28,10 @@ export async function visitorContacts(
              (select t.contact_id from touchpoints t
               where t.account_id = ${accountId} and t.visitor_id = v.visitor_id and t.contact_id is not null
               order by t.occurred_at desc limit 1) as contact_id,
-             exists (select from touchpoints t
-                     where t.account_id = ${accountId} and t.visitor_id = v.visitor_id
-                       and t.contact_id is null) as anonymous
+             coalesce((select true from touchpoints t
+                       where t.account_id = ${accountId} and t.visitor_id = v.visitor_id
+                         and t.contact_id is null
+                       limit 1), false) as anonymous
       from jsonb_array_elements_text(${JSON.stringify(params.visitorIds)}::jsonb) as v(visitor_id)`,
   );
   const contacts = new Map<string, string>();
