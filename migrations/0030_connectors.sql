@@ -36,16 +36,18 @@ SELECT ascribe_enforce_tenancy();
 -- A hook request knows the connector id and not yet its account; the request's transaction sees no
 -- account's connectors. As in 0016, this answers the one thing needed, the account id of a connector
 -- of the given kind (connector ids are random UUIDs), through a policy only the owner gets and only
--- while the function runs.
+-- while the function runs. It reuses 0016's setting, app.rule_probe: an owner that is not a superuser
+-- may set only the parameters it was granted (docs/operations.md grants that one), and a new one
+-- would stop an upgrade at this migration with "permission denied to set parameter".
 DO $$
 BEGIN
   EXECUTE format(
-    'CREATE POLICY connector_probe ON connectors FOR SELECT TO %I USING (current_setting(''app.connector_probe'', true) = ''on'')',
+    'CREATE POLICY connector_probe ON connectors FOR SELECT TO %I USING (current_setting(''app.rule_probe'', true) = ''on'')',
     current_user);
 END $$;
 --> statement-breakpoint
 CREATE OR REPLACE FUNCTION ascribe_connector_account(connector_id uuid, connector_kind text) RETURNS uuid
   LANGUAGE sql STABLE SECURITY DEFINER
   SET search_path = public, pg_temp
-  SET app.connector_probe = 'on'
+  SET app.rule_probe = 'on'
   AS $$ SELECT c.account_id FROM connectors c WHERE c.id = connector_id AND c.kind = connector_kind $$;
