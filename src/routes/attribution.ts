@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { captureHealth } from "../attribution/capture-health.ts";
+import { modelNames } from "../attribution/models/credit.ts";
 import { attributionHealthCounts } from "../queries/attribution-health.ts";
 import { attributionReport } from "../queries/attribution-report.ts";
 import { attributionRows } from "../queries/attribution-rows.ts";
@@ -22,24 +23,7 @@ function decimalParam(fallback: number, min: number, max: number, description: s
 }
 
 const modelsInput = windowQuery({
-  model: z
-    .enum(
-      [
-        "first_touch",
-        "last_touch",
-        "last_non_direct",
-        "linear",
-        "time_decay",
-        "position_based",
-        "markov",
-        "shapley",
-      ],
-      {
-        error:
-          "must be one of first_touch, last_touch, last_non_direct, linear, time_decay, position_based, markov, shapley",
-      },
-    )
-    .default("last_touch"),
+  model: z.enum(modelNames, { error: `must be one of ${modelNames.join(", ")}` }).default("last_touch"),
   level: z.enum(["ad", "campaign", "channel"], { error: "must be ad, campaign or channel" }).default("ad"),
   lookback_days: optionalIntParam({
     min: 1,

@@ -1,9 +1,10 @@
 import { addShare, type ModelTouch } from "./journey.ts";
 import { type MarkovPath, markovAttribution } from "./markov.ts";
 import { roundToTotal } from "./rounding.ts";
-import { type RuleModel, type RuleOptions, ruleShares } from "./rule-based.ts";
+import { type RuleModel, type RuleOptions, ruleModels, ruleShares } from "./rule-based.ts";
 import { shapleyShares } from "./shapley.ts";
 
+export const modelNames = [...ruleModels, "markov", "shapley"] as const;
 export type ModelName = RuleModel | "markov" | "shapley";
 
 export interface ModelRequest extends RuleOptions {
