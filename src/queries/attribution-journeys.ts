@@ -20,7 +20,6 @@ export interface SaleJourneyRow {
   net: number;
   keys: string[];
   ats: number[];
-  directs: boolean[];
 }
 
 /** A path of keys walked by `contacts` contacts who bought nothing in the window. */
@@ -109,8 +108,7 @@ export async function saleJourneys(
     )
     select s.id as sale_id, ${epochMs(sql`s.at`)} as at, s.revenue::float8 as revenue, s.net::float8 as net,
       coalesce(array_agg(t.key order by t.at, t.key) filter (where t.key is not null), '{}') as keys,
-      coalesce(array_agg(${epochMs(sql`t.at`)} order by t.at, t.key) filter (where t.key is not null), '{}') as ats,
-      coalesce(array_agg(t.key = 'direct' order by t.at, t.key) filter (where t.key is not null), '{}') as directs
+      coalesce(array_agg(${epochMs(sql`t.at`)} order by t.at, t.key) filter (where t.key is not null), '{}') as ats
     from s left join touches t on t.id = s.id
     group by s.id, s.at, s.revenue, s.net
     order by s.at, s.id`,

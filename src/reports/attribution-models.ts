@@ -51,7 +51,7 @@ export async function attributionModels(
     unconverted: params.model === "markov",
   };
   const sales = (await saleJourneys(db, accountId, journeysParams)).map((s) => ({
-    touches: s.keys.map((key, i) => ({ key, at: s.ats[i] as number, direct: s.directs[i] as boolean })),
+    touches: s.keys.map((key, i) => ({ key, at: s.ats[i] as number, direct: key === "direct" })),
     at: s.at,
     revenue: s.revenue,
     net: s.net,

@@ -38,8 +38,8 @@ export interface ModelCredit {
 }
 
 /** Fractional sales are given to 4 decimals, money to the cent. */
-export const SALES_UNIT = 0.0001;
-export const MONEY_UNIT = 0.01;
+const SALES_DECIMALS = 4;
+const MONEY_DECIMALS = 2;
 
 const cents = (amount: number) => Math.round(amount * 100);
 
@@ -111,13 +111,13 @@ export function creditSales(
   const noneRevenue = untouched.reduce((a, s) => a + cents(s.revenue), 0) / 100;
   const noneNet = untouched.reduce((a, s) => a + cents(s.net), 0) / 100;
   const values = (m: Map<string, number>, none: number) => [...keys.map((k) => m.get(k) ?? 0), none];
-  const column = (m: Map<string, number>, none: number, total: number, unit: number) =>
-    roundToTotal(values(m, none), total, unit);
+  const column = (m: Map<string, number>, none: number, total: number, decimals: number) =>
+    roundToTotal(values(m, none), total, decimals);
   const totalRevenue = sales.reduce((a, s) => a + cents(s.revenue), 0) / 100;
   const totalNet = sales.reduce((a, s) => a + cents(s.net), 0) / 100;
-  const soldCounts = column(raw.sales, untouched.length, sales.length, SALES_UNIT);
-  const revenues = column(raw.revenue, noneRevenue, totalRevenue, MONEY_UNIT);
-  const nets = column(raw.net, noneNet, totalNet, MONEY_UNIT);
+  const soldCounts = column(raw.sales, untouched.length, sales.length, SALES_DECIMALS);
+  const revenues = column(raw.revenue, noneRevenue, totalRevenue, MONEY_DECIMALS);
+  const nets = column(raw.net, noneNet, totalNet, MONEY_DECIMALS);
   const rows: KeyCredit[] = [...keys, null].map((key, i) => ({
     key,
     sales: soldCounts[i] as number,

@@ -1,9 +1,10 @@
 /**
- * Largest-remainder rounding (Hamilton's method): each value rounded down to `unit`, then the units
+ * Largest-remainder rounding (Hamilton's method): each value rounded down to `decimals` places, then the units
  * still missing from `total` go one each to the values with the largest remainders (ties: the earlier
  * value). The rounded values sum to `total` exactly, and none moves by a unit or more.
  */
-export function roundToTotal(values: readonly number[], total: number, unit: number): number[] {
+export function roundToTotal(values: readonly number[], total: number, decimals: number): number[] {
+  const unit = 10 ** -decimals;
   const scaled = values.map((v) => v / unit);
   const floors = scaled.map((v) => Math.floor(v + 1e-9));
   const target = Math.round(total / unit);
@@ -16,11 +17,5 @@ export function roundToTotal(values: readonly number[], total: number, unit: num
     floors[i] = (floors[i] as number) + Math.sign(missing);
     missing -= Math.sign(missing);
   }
-  return floors.map((n) => Number((n * unit).toFixed(countDecimals(unit))));
-}
-
-function countDecimals(unit: number): number {
-  const text = String(unit);
-  const dot = text.indexOf(".");
-  return dot === -1 ? (text.includes("e-") ? Number(text.split("e-")[1]) : 0) : text.length - dot - 1;
+  return floors.map((n) => Number((n * unit).toFixed(decimals)));
 }
