@@ -128,17 +128,20 @@ export async function unconvertedPaths(
   return rows<UnconvertedPathRow>(
     db,
     sql`
-    with t as (
+    -- The window's buyers once, not one probe of events per touchpoint.
+    with buyers as (
+      select distinct e.contact_id from events e
+      where e.account_id = ${accountId} and e.counted and e.contact_id is not null
+        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
+    ),
+    t as (
       select tp.contact_id, ${touchKey(accountId, params.level)} as key, tp.occurred_at as at
       from touchpoints tp
       where tp.account_id = ${accountId} and tp.contact_id is not null
         and tp.occurred_at >= ${w.start}::timestamptz - ${params.lookbackDays}::int * interval '1 day'
         and tp.occurred_at < ${w.end}::timestamptz
         and ${OWN_SIGNAL(accountId)}
-        and not exists (
-          select 1 from events e
-          where e.account_id = ${accountId} and e.contact_id = tp.contact_id and e.counted
-            and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz)
+        and not exists (select 1 from buyers b where b.contact_id = tp.contact_id)
     ),
     paths as (
       select array_agg(t.key order by t.at, t.key) as keys from t where t.key is not null group by t.contact_id
