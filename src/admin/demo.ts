@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import { type DemoProgress, writeDemo } from "../demo/write.ts";
-import { foldReportRollup } from "../queries/fold-report-rollup.ts";
+import { foldBacklog } from "../import/fold-backlog.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { createAccount } from "./accounts.ts";
 import { createKey } from "./keys.ts";
@@ -70,7 +70,7 @@ export async function seedDemo(
     { secrets: options.secrets, files: options.files, progress },
   );
   // Reports fold pending rollup deltas before reading: do it now, not on the first request.
-  await db.tenant(account.id, (tx) => foldReportRollup(tx, account.id));
+  await foldBacklog(db, account.id);
   // …and the embedded database's vacuum and statistics after the bulk load, not in the first minute of serving.
   await db.maintain({ afterBulkWrite: true });
   return { account_id: account.id, client_key: account.client_key, key: key.key };

@@ -4,7 +4,6 @@ import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database, Sql } from "../db/client.ts";
 import { validationMessage } from "../http/pipeline.ts";
 import { reResolveAds } from "../ingest/re-resolve-ads.ts";
-import { foldReportRollup } from "../queries/fold-report-rollup.ts";
 import {
   BatchSizer,
   DEFAULT_RETRY,
@@ -14,6 +13,7 @@ import {
   yieldToRequests,
 } from "./batch-runner.ts";
 import { coerceCsvRecord } from "./csv-coerce.ts";
+import { foldBacklog } from "./fold-backlog.ts";
 import { type ImportKind, importKinds, isImportKind } from "./kinds.ts";
 import { plannerStatistics } from "./planner-statistics.ts";
 import { formatOf, type ImportFormat, readRecords } from "./read-records.ts";
@@ -194,6 +194,6 @@ async function finish(db: Database, account: string, adsChanged: boolean): Promi
   // Events and touchpoints stored earlier may name the new ads.
   if (adsChanged) await db.tenant(account, (tx) => reResolveAds(tx, account));
   // Reports fold pending rollup deltas before reading: a large import pays it here, not a request.
-  await db.tenant(account, (tx) => foldReportRollup(tx, account));
+  await foldBacklog(db, account);
   await db.maintain({ afterBulkWrite: true }); // the embedded database's vacuum and statistics after the bulk write
 }

@@ -26,11 +26,18 @@ export async function foldReportRollup(
                 or exists (select 1 from web_session_delta where account_id = ${accountId}) as found`,
   );
   if (!pending?.found) return;
-  for (;;) {
-    const [row] = await rows<{ more: boolean }>(
-      db,
-      sql`select ascribe_fold_report_rollup(${accountId}::uuid, ${chunk}::int) as more`,
-    );
-    if (!row?.more) return;
-  }
+  while (await foldReportRollupChunk(db, accountId, { chunk }));
+}
+
+/** One call of the database function: at most `chunk` rows of each log; true while some are left. */
+export async function foldReportRollupChunk(
+  db: Sql,
+  accountId: string,
+  params: { chunk: number },
+): Promise<boolean> {
+  const [row] = await rows<{ more: boolean }>(
+    db,
+    sql`select ascribe_fold_report_rollup(${accountId}::uuid, ${params.chunk}::int) as more`,
+  );
+  return row?.more === true;
 }
