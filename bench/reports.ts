@@ -7,12 +7,14 @@
  * longest journey, the call with the longest transcript. On PostgreSQL and on PGlite, and how p50
  * grows from the smallest scale to the largest. See bench/README.md.
  */
+
 import { performance } from "node:perf_hooks";
 import { sql } from "drizzle-orm";
 import pino from "pino";
 import { seedDemo } from "../src/admin/demo.ts";
 import { createKey } from "../src/admin/keys.ts";
 import { buildApp } from "../src/app.ts";
+import { modelNames } from "../src/attribution/models/credit.ts";
 import { createSecretBox } from "../src/crypto/secret-box.ts";
 import { type Database, openEmbedded, openPostgres, rows } from "../src/db/client.ts";
 import { createAuditWriter } from "../src/http/audit.ts";
@@ -139,6 +141,18 @@ function casesOf(path: string, takesWindow: boolean, m: Landmarks): Case[] {
     }
     case "/touchpoints":
       return [plain(""), plain("offset=100000"), plain("kind=web")];
+    // Issue 22's speed goal: every model on 30 days at level=campaign (and last touch per ad).
+    case "/attribution/models": {
+      const month = `from=${dayOffset(-29)}&to=${dayOffset(0)}`;
+      return [
+        { path, query: month, window_days: 30 },
+        ...modelNames.map((model) => ({
+          path,
+          query: `${month}&level=campaign&model=${model}`,
+          window_days: 30,
+        })),
+      ];
+    }
     case "/contacts/calls":
       return [plain(`email=${encodeURIComponent(m.mostCalled)}`)];
     case "/journeys/contact":
