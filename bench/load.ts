@@ -11,7 +11,7 @@ import { isMainThread, type MessagePort, parentPort, Worker } from "node:worker_
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { type AppDeps, buildApp } from "../src/app.ts";
-import { createSecretBox } from "../src/crypto/secret-box.ts";
+import { createSecretBox, type SecretBox } from "../src/crypto/secret-box.ts";
 import type { Database } from "../src/db/client.ts";
 import { type AuditSink, createAuditWriter } from "../src/http/audit.ts";
 import { type CounterStore, createMemoryCounterStore } from "../src/http/rate-limiter.ts";
@@ -45,20 +45,20 @@ export interface ServedApp {
 
 /**
  * The real app, `buildApp` as `ascribe serve` builds it (key store, memory counter store, batched
- * audit writer), listening on 127.0.0.1 at a port of the system's choosing. The webhook routes are
- * registered but not measured: a fresh keyring will do. The caller closes the app, then `audit` and
+ * audit writer), listening on 127.0.0.1 at a port of the system's choosing. The caller closes the app, then `audit` and
  * `counters`; if it fails to listen, this closes them.
  */
 export async function serveApp(
   db: Database,
   logger: Logger,
   collect?: AppDeps["collect"],
+  /** The keyring: the webhook suite seals its secrets with it before the app opens them. */
+  secrets: SecretBox = createSecretBox([{ id: "bench", key: randomBytes(32) }]),
 ): Promise<ServedApp> {
   const counters = createMemoryCounterStore();
   const audit = createAuditWriter(db, logger);
   let url = "http://127.0.0.1";
   let app: FastifyInstance | null = null;
-  const secrets = createSecretBox([{ id: "bench", key: randomBytes(32) }]);
   try {
     app = await buildApp({
       db,

@@ -20,6 +20,7 @@ const SUITES = [
   "reports",
   "app",
   "soak",
+  "webhooks",
 ] as const;
 
 const asked = process.argv.slice(2);

@@ -6,7 +6,6 @@ import { type CrmEvent, crmEventSchema } from "../ingest/crm-event.ts";
 import { purchaseRecordSchema } from "../ingest/import-records.ts";
 import { type IngestResult, ingestCrmEvents } from "../ingest/ingest-events.ts";
 import { claimConnectorDelivery } from "../queries/claim-connector-delivery.ts";
-import { recordConnectorOutcome } from "../queries/record-connector-outcome.ts";
 import { saleOfPayment } from "../queries/sale-of-payment.ts";
 import { eventHashes } from "../queries/upsert-event.ts";
 import type { AdjustmentAction, StripeAction } from "./stripe-events.ts";
@@ -52,7 +51,7 @@ async function adjustmentEvent(tx: Sql, accountId: string, a: AdjustmentAction):
  * Stores what one Stripe delivery carries, in the caller's transaction: the delivery claimed first
  * (a resent copy changes nothing), then the sale or adjustment through the same ingest as the
  * signed webhook and imports (identity, enrichment, ad resolution, sale counting), and the sale's
- * purchase. The connector's last event time moves on with it.
+ * purchase. The connector's last event time is the caller's to record, after the commit.
  */
 export async function storeStripeAction(
   tx: Sql,
@@ -62,7 +61,6 @@ export async function storeStripeAction(
   const { connectorId, deliveryId, action, at, secrets } = params;
   if (!(await claimConnectorDelivery(tx, accountId, { connectorId, deliveryId, receivedAt: at })))
     return { outcome: "duplicate" };
-  await recordConnectorOutcome(tx, accountId, { connectorId, at, error: null });
   if (action.kind === "ignored") return { outcome: "ignored", reason: action.reason };
 
   if (action.kind === "sale") {

@@ -15,7 +15,9 @@ export async function recordConnectorOutcome(
     params.error === null
       ? sql`
           update connectors set last_event_at = ${at}::timestamptz
-          where account_id = ${accountId} and id = ${params.connectorId}::uuid`
+          where account_id = ${accountId} and id = ${params.connectorId}::uuid
+            -- Deliveries finish out of order: the latest time stays.
+            and (last_event_at is null or last_event_at < ${at}::timestamptz)`
       : sql`
           update connectors set last_error = ${params.error}, last_error_at = ${at}::timestamptz
           where account_id = ${accountId} and id = ${params.connectorId}::uuid`,

@@ -1,0 +1,215 @@
+/**
+ * Webhook ingestion benchmark (`npm run bench -- webhooks`): Stripe deliveries to
+ * `POST /api/hooks/stripe/<connector id>` (each a new `charge.succeeded`, signed as Stripe signs and
+ * verified with the `stripe` package) and, for comparison, single CRM events to the signed webhook
+ * `POST /api/webhook/events`, through the real app on a fresh PostgreSQL database, at saturation
+ * (closed loop, autocannon in a worker thread), the two targets interleaved round by round. Issue
+ * 21's goal: ≥ 500 Stripe events/s on PostgreSQL. See bench/README.md ("Webhooks").
+ */
+import { randomBytes } from "node:crypto";
+import { type MessagePort, workerData } from "node:worker_threads";
+import { sql } from "drizzle-orm";
+import pino from "pino";
+import Stripe from "stripe";
+import { createAccount } from "../src/admin/accounts.ts";
+import { addConnector } from "../src/admin/connectors.ts";
+import { rotateWebhookSecret } from "../src/admin/webhook-secret.ts";
+import { createSecretBox } from "../src/crypto/secret-box.ts";
+import { rows } from "../src/db/client.ts";
+import { signPayload } from "../src/ingest/webhook-signature.ts";
+import { closedLoop, LoadGenerator, loadKnobs, runSuite, serveApp, serveLoad } from "./load.ts";
+import { benchServerUrl, fmt, freshPostgres, machineInfo, median, pad, writeResults } from "./support.ts";
+
+type Target = "stripe" | "webhook";
+
+interface WorkerInput {
+  stripeSecret: string;
+  webhookSecret: string;
+  clientKey: string;
+  connectorId: string;
+  /** Distinct buyers the events name (repeat buyers exercise sale counting). */
+  buyers: number;
+}
+
+interface RunSpec {
+  url: string;
+  target: Target;
+  durationSec: number;
+  connections: number;
+}
+
+interface LoadResult {
+  ok: number;
+  responses: number;
+  elapsedSec: number;
+  eventsPerSec: number;
+  latencyMs: { p50: number; p99: number };
+  statusCodes: Record<string, number>;
+}
+
+/** The next delivery of a target: a new event id each time, buyers in turn. */
+function deliveries(input: WorkerInput) {
+  let n = 0;
+  const now = () => Math.floor(Date.now() / 1000);
+  return (target: Target): { path: string; body: string; headers: Record<string, string> } => {
+    n += 1;
+    const buyer = n % input.buyers;
+    const email = `buyer${buyer}@bench.example`;
+    if (target === "webhook") {
+      const body = JSON.stringify({
+        id: `crm-${workerSeed}-${n}`,
+        event_type: n % 3 === 0 ? "sale" : "lead",
+        event_datetime: new Date().toISOString(),
+        contact_email: email,
+        amount: n % 3 === 0 ? 199 : undefined,
+        currency: "EUR",
+        utm_source: "facebook",
+        utm_campaign: "bench",
+      });
+      return {
+        path: `/api/webhook/events?client_key=${input.clientKey}`,
+        body,
+        headers: {
+          "content-type": "application/json",
+          "x-ascribe-signature": signPayload(input.webhookSecret, body, now()),
+        },
+      };
+    }
+    const charge = `ch_bench${workerSeed}${n}`;
+    const payload = JSON.stringify({
+      id: `evt_bench${workerSeed}${n}`,
+      object: "event",
+      api_version: "2025-10-29.clover",
+      created: now(),
+      type: "charge.succeeded",
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      data: {
+        object: {
+          id: charge,
+          object: "charge",
+          amount: 19900,
+          amount_captured: 19900,
+          amount_refunded: 0,
+          billing_details: { email, name: `Buyer ${buyer}`, phone: null, address: null },
+          captured: true,
+          created: now(),
+          currency: "eur",
+          customer: `cus_bench${buyer}`,
+          metadata: { product_key: "prod_bench", product_name: "Bench course", utm_source: "facebook" },
+          paid: true,
+          payment_intent: `pi_${charge}`,
+          refunded: false,
+          status: "succeeded",
+        },
+      },
+    });
+    return {
+      path: `/api/hooks/stripe/${input.connectorId}`,
+      body: payload,
+      headers: {
+        "content-type": "application/json",
+        "stripe-signature": Stripe.webhooks.generateTestHeaderString({ payload, secret: input.stripeSecret }),
+      },
+    };
+  };
+}
+
+/** Ids differ between runs of the suite against a kept database. */
+const workerSeed = randomBytes(3).toString("hex");
+
+function workerMain(port: MessagePort): void {
+  const next = deliveries(workerData as WorkerInput);
+  serveLoad(port, async (spec: RunSpec): Promise<LoadResult> => {
+    const result = await closedLoop(spec, {
+      method: "POST",
+      setupRequest: (req) => ({ ...req, method: "POST", ...next(spec.target) }),
+    });
+    return {
+      ok: result.ok,
+      responses: result.responses,
+      elapsedSec: result.elapsedSec,
+      eventsPerSec: result.ok / result.elapsedSec,
+      latencyMs: { p50: result.latencyMs.p50, p99: result.latencyMs.p99 },
+      statusCodes: result.statusCodes,
+    };
+  });
+}
+
+const GOAL_STRIPE_EVENTS_PER_SEC = 500;
+
+async function main(): Promise<void> {
+  const knobs = loadKnobs(10);
+  const logger = pino({ level: "warn" }, process.stderr);
+  const secrets = createSecretBox([{ id: "bench", key: randomBytes(32) }]);
+  const fresh = await freshPostgres(benchServerUrl(), { statementTimeoutMs: 5_000 });
+  const served = await serveApp(fresh.db, logger, undefined, secrets);
+  let load: LoadGenerator<RunSpec, LoadResult> | null = null;
+  try {
+    const account = await createAccount(fresh.db, {
+      name: "Webhook bench",
+      plan: "business",
+      timezone: "Europe/Paris",
+      owner: "owner@bench.ascribe.local",
+    });
+    const connector = await addConnector(fresh.db, secrets, served.url, {
+      account: account.id,
+      kind: "stripe",
+      secret: `whsec_${randomBytes(24).toString("base64url")}`,
+    });
+    const webhook = await rotateWebhookSecret(fresh.db, secrets, { account: account.id });
+    load = await LoadGenerator.start<RunSpec, LoadResult>(import.meta.url, {
+      stripeSecret: connector.secret ?? "",
+      webhookSecret: webhook.secret,
+      clientKey: account.client_key,
+      connectorId: connector.id,
+      buyers: 2_000,
+    } satisfies WorkerInput);
+    const runs: (LoadResult & { target: Target; round: number })[] = [];
+    for (let round = 1; round <= knobs.rounds; round++) {
+      for (const target of ["stripe", "webhook"] as const) {
+        const spec = { url: served.url, target, connections: knobs.connections };
+        if (knobs.warmupSec > 0) await load.run({ ...spec, durationSec: knobs.warmupSec });
+        const r = await load.run({ ...spec, durationSec: knobs.durationSec });
+        runs.push({ ...r, target, round });
+        console.log(
+          `  round ${round} ${target.padEnd(8)} ${pad(fmt(r.eventsPerSec, 0), 6)} events/s  p50 ${fmt(r.latencyMs.p50, 1)} ms  p99 ${fmt(r.latencyMs.p99, 1)} ms  ${JSON.stringify(r.statusCodes)}`,
+        );
+      }
+    }
+    const [stored] = await fresh.db.admin(account.id, (tx) =>
+      rows<{ events: number; purchases: number }>(
+        tx,
+        sql`select (select count(*)::int from events where account_id = ${account.id}) as events,
+                   (select count(*)::int from purchases where account_id = ${account.id}) as purchases`,
+      ),
+    );
+    const medianOf = (t: Target) => median(runs.filter((r) => r.target === t).map((r) => r.eventsPerSec));
+    const stripe = medianOf("stripe");
+    const plain = medianOf("webhook");
+    console.log(
+      `\nPostgreSQL, ${knobs.connections} connections, medians of ${knobs.rounds} interleaved rounds:\n` +
+        `  Stripe deliveries (signature verified): ${fmt(stripe, 0)} events/s (goal ≥ ${GOAL_STRIPE_EVENTS_PER_SEC}: ${stripe >= GOAL_STRIPE_EVENTS_PER_SEC ? "met" : "missed"})\n` +
+        `  signed webhook, one event per request:  ${fmt(plain, 0)} events/s\n` +
+        `  stored: ${stored?.events} events, ${stored?.purchases} purchases`,
+    );
+    const file = writeResults("webhooks", new Date().toISOString(), {
+      machine: machineInfo(),
+      knobs,
+      runs,
+      medians: { stripe_events_per_sec: stripe, webhook_events_per_sec: plain },
+      goal: { stripe_events_per_sec: GOAL_STRIPE_EVENTS_PER_SEC },
+      stored,
+    });
+    console.log(`\nResults: ${file} (and webhooks-latest.json)`);
+  } finally {
+    await load?.stop();
+    await served.app.close();
+    await served.audit.close();
+    await served.counters.close();
+    await fresh.drop();
+  }
+}
+
+runSuite(main, workerMain);
