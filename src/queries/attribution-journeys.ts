@@ -50,17 +50,38 @@ const CHANNEL = sql`coalesce(
     when tp.kind = 'web' then 'direct'
   end)`;
 
-/** The credited key of a touchpoint `tp` at a level; null: not a touch at that level. */
-function touchKey(accountId: string, level: CreditLevel): SQL {
+/**
+ * The credited key of a touchpoint `tp` at a level; null: not a touch at that level. At the
+ * campaign level it reads the touch's ad as `ad` (`adJoin`).
+ */
+function touchKey(level: CreditLevel): SQL {
   switch (level) {
     case "ad":
       return sql`case when tp.resolved_ad_id is not null then tp.resolved_platform || '/' || tp.resolved_ad_id end`;
     case "campaign":
-      return sql`case when tp.resolved_ad_id is not null then tp.resolved_platform || '/' || coalesce((
-        select ad.campaign_id from ads ad
-        where ad.account_id = ${accountId} and ad.platform = tp.resolved_platform and ad.ad_id = tp.resolved_ad_id), '') end`;
+      return sql`case when tp.resolved_ad_id is not null then tp.resolved_platform || '/' || coalesce(ad.campaign_id, '') end`;
     case "channel":
       return CHANNEL;
+  }
+}
+
+/**
+ * What a level reads beside the touchpoint, and which touchpoints can be touches at all: at the ad
+ * and campaign levels only those with a resolved ad, so the per-contact reads use the partial index
+ * of ad touches (touchpoints_ad_touch_idx) and the campaign is a join, not a probe per touch.
+ */
+function levelScope(accountId: string, level: CreditLevel): { join: SQL; filter: SQL } {
+  switch (level) {
+    case "ad":
+      return { join: sql``, filter: sql`and tp.resolved_ad_id is not null` };
+    case "campaign":
+      return {
+        join: sql`left join ads ad on ad.account_id = ${accountId} and ad.platform = tp.resolved_platform
+          and ad.ad_id = tp.resolved_ad_id`,
+        filter: sql`and tp.resolved_ad_id is not null`,
+      };
+    case "channel":
+      return { join: sql``, filter: sql`` };
   }
 }
 
@@ -84,6 +105,7 @@ export async function saleJourneys(
   params: JourneysParams,
 ): Promise<SaleJourneyRow[]> {
   const w = params.window;
+  const scope = levelScope(accountId, params.level);
   return rows<SaleJourneyRow>(
     db,
     sql`
@@ -99,11 +121,11 @@ export async function saleJourneys(
       select s.id, t.key, t.at
       from s
       join lateral (
-        select ${touchKey(accountId, params.level)} as key, tp.occurred_at as at
-        from touchpoints tp
+        select ${touchKey(params.level)} as key, tp.occurred_at as at
+        from touchpoints tp ${scope.join}
         where tp.account_id = ${accountId} and tp.contact_id = s.contact_id
           and tp.occurred_at <= s.at and tp.occurred_at >= s.at - ${params.lookbackDays}::int * interval '1 day'
-          and ${OWN_SIGNAL(accountId)}
+          ${scope.filter} and ${OWN_SIGNAL(accountId)}
       ) t on t.key is not null
     )
     select s.id as sale_id, ${epochMs(sql`s.at`)} as at, s.revenue::float8 as revenue, s.net::float8 as net,
@@ -125,6 +147,7 @@ export async function unconvertedPaths(
   params: JourneysParams,
 ): Promise<UnconvertedPathRow[]> {
   const w = params.window;
+  const scope = levelScope(accountId, params.level);
   return rows<UnconvertedPathRow>(
     db,
     sql`
@@ -135,9 +158,9 @@ export async function unconvertedPaths(
         and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
     ),
     t as (
-      select tp.contact_id, ${touchKey(accountId, params.level)} as key, tp.occurred_at as at
-      from touchpoints tp
-      where tp.account_id = ${accountId} and tp.contact_id is not null
+      select tp.contact_id, ${touchKey(params.level)} as key, tp.occurred_at as at
+      from touchpoints tp ${scope.join}
+      where tp.account_id = ${accountId} and tp.contact_id is not null ${scope.filter}
         and tp.occurred_at >= ${w.start}::timestamptz - ${params.lookbackDays}::int * interval '1 day'
         and tp.occurred_at < ${w.end}::timestamptz
         and ${OWN_SIGNAL(accountId)}
