@@ -1,6 +1,11 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
+import {
+  spendCredentialIssues,
+  spendCredentialOptions,
+  spendCredentials,
+} from "../connectors/spend-credentials.ts";
 import { type SecretBox, SecretBoxError } from "../crypto/secret-box.ts";
 import { type Database, rows } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
@@ -14,7 +19,7 @@ const WEBHOOK_KINDS: ReadonlySet<ConnectorKind> = new Set(["stripe", "calendly",
  * The kinds this build serves. A connector of another kind would be stored and then never receive
  * or fetch anything, so `add` refuses it until its hook or sync exists.
  */
-const AVAILABLE_KINDS: ReadonlySet<ConnectorKind> = new Set(["stripe"]);
+const AVAILABLE_KINDS: ReadonlySet<ConnectorKind> = new Set(["stripe", "meta", "google"]);
 
 /** Binds a sealed secret to its account and connector: copied to another row, it won't open. */
 export function connectorSecretContext(accountId: string, connectorId: string): string {
@@ -31,8 +36,12 @@ export const addConnectorInput = z
     kind: z.enum(CONNECTOR_KINDS),
     /** The vendor's signing secret (Stripe issues one per endpoint: `whsec_…`). */
     secret: z.string().trim().min(1).max(500).optional(),
+    // Meta and Google Ads: the ad account and its credentials (src/connectors/spend-credentials.ts).
+    ...spendCredentialOptions.shape,
   })
   .superRefine((o, ctx) => {
+    for (const issue of spendCredentialIssues(o.kind, o))
+      ctx.addIssue({ code: "custom", path: [issue.path], message: issue.message });
     if (o.kind === "stripe" && o.secret === undefined)
       ctx.addIssue({
         code: "custom",
@@ -57,17 +66,25 @@ export async function addConnector(
   siteUrl: string,
   input: z.input<typeof addConnectorInput>,
 ): Promise<{ id: string; kind: ConnectorKind; webhook_url: string | null; secret: string | null }> {
-  const { account, kind, secret: given } = addConnectorInput.parse(input);
+  const parsed = addConnectorInput.parse(input);
+  const { account, kind, secret: given } = parsed;
   if (!AVAILABLE_KINDS.has(kind))
-    throw ApiError.validation(`kind: ${kind} connectors are not available in this version (stripe is)`);
+    throw ApiError.validation(
+      `kind: ${kind} connectors are not available in this version (${[...AVAILABLE_KINDS].join(", ")} are)`,
+    );
   const id = randomUUID();
   const secret = WEBHOOK_KINDS.has(kind) ? (given ?? `whsec_${randomBytes(24).toString("base64url")}`) : null;
   const sealed = secret === null ? null : secrets.seal(secret, connectorSecretContext(account, id));
+  const credentials = spendCredentials(kind, parsed);
+  const credentialsSealed =
+    credentials === null
+      ? null
+      : secrets.seal(JSON.stringify(credentials), connectorSecretContext(account, id));
   await db.admin(account, async (tx) => {
     await requireAccount(tx, account);
     await tx.execute(sql`
-      insert into connectors (account_id, id, kind, secret_sealed)
-      values (${account}, ${id}, ${kind}, ${sealed})`);
+      insert into connectors (account_id, id, kind, secret_sealed, credentials_sealed)
+      values (${account}, ${id}, ${kind}, ${sealed}, ${credentialsSealed})`);
   });
   return { id, kind, webhook_url: hookUrl(siteUrl, kind, id), secret };
 }

@@ -34,8 +34,16 @@ export function registerConnectorCommands(program: Command): void {
     .addOption(accountOption())
     .addOption(new Option("--kind <kind>", "the vendor").choices(KINDS).makeOptionMandatory())
     .option("--secret <secret>", "the vendor's signing secret (Stripe: the endpoint's whsec_…)")
+    .option("--ad-account-id <id>", "meta: the ad account (act_123… or 123…)")
+    .option("--access-token <token>", "meta: a Marketing API access token with ads_read")
+    .option("--customer-id <id>", "google: the Google Ads customer id (123-456-7890)")
+    .option("--developer-token <token>", "google: the API developer token")
+    .option("--client-id <id>", "google: the OAuth client id")
+    .option("--client-secret <secret>", "google: the OAuth client secret")
+    .option("--refresh-token <token>", "google: the OAuth refresh token (scope adwords)")
+    .option("--login-customer-id <id>", "google: the manager account the customer is reached through")
     .addOption(jsonOption())
-    .action(async (o: { account: string; kind: string; secret?: string; json?: boolean }) => {
+    .action(async (o: { account: string; kind: string; json?: boolean }) => {
       const r = await admin("connectors.add", o);
       print(
         r,

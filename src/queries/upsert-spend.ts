@@ -10,9 +10,11 @@ import type { SpendRow } from "../ingest/spend-row.ts";
 export async function upsertSpend(
   db: Sql,
   accountId: string,
-  params: { rows: readonly SpendRow[] },
+  /** connectorId: the spend connector that synced the rows (null or absent: an import). */
+  params: { rows: readonly SpendRow[]; connectorId?: string | null },
 ): Promise<{ inserted: number; updated: number; adsChanged: number }> {
   const batch = JSON.stringify(params.rows);
+  const connectorId = params.connectorId ?? null;
   const ads = await rows<{ n: number }>(
     db,
     sql`
@@ -43,18 +45,21 @@ export async function upsertSpend(
   const spend = await rows<{ inserted: boolean }>(
     db,
     sql`
-      insert into ad_spend_daily (account_id, platform, ad_id, spend_date, spend, clicks, impressions, reach, currency)
+      insert into ad_spend_daily (account_id, platform, ad_id, spend_date, spend, clicks, impressions, reach, currency,
+                                  connector_id)
       select ${accountId}, platform, ad_id, date, total_spend, coalesce(total_clicks, 0),
-             coalesce(total_impressions, 0), coalesce(total_reach, 0), currency
+             coalesce(total_impressions, 0), coalesce(total_reach, 0), currency, ${connectorId}::uuid
       from jsonb_to_recordset(${batch}::jsonb)
         as r(platform text, ad_id text, date date, total_spend numeric, total_clicks int,
              total_impressions int, total_reach int, currency text)
       on conflict (account_id, platform, ad_id, spend_date) do update set
         spend = excluded.spend, clicks = excluded.clicks, impressions = excluded.impressions,
-        reach = excluded.reach, currency = excluded.currency, updated_at = now()
+        reach = excluded.reach, currency = excluded.currency, connector_id = excluded.connector_id,
+        updated_at = now()
       where (ad_spend_daily.spend, ad_spend_daily.clicks, ad_spend_daily.impressions, ad_spend_daily.reach,
-             ad_spend_daily.currency)
-        is distinct from (excluded.spend, excluded.clicks, excluded.impressions, excluded.reach, excluded.currency)
+             ad_spend_daily.currency, ad_spend_daily.connector_id)
+        is distinct from (excluded.spend, excluded.clicks, excluded.impressions, excluded.reach, excluded.currency,
+                          excluded.connector_id)
       returning (xmax = 0) as inserted`,
   );
   const inserted = spend.filter((r) => r.inserted).length;
