@@ -19,7 +19,13 @@ const WEBHOOK_KINDS: ReadonlySet<ConnectorKind> = new Set(["stripe", "calendly",
  * The kinds this build serves. A connector of another kind would be stored and then never receive
  * or fetch anything, so `add` refuses it until its hook or sync exists.
  */
-const AVAILABLE_KINDS: ReadonlySet<ConnectorKind> = new Set(["stripe", "meta", "google"]);
+const AVAILABLE_KINDS: ReadonlySet<ConnectorKind> = new Set([
+  "stripe",
+  "calendly",
+  "calcom",
+  "meta",
+  "google",
+]);
 
 /** Binds a sealed secret to its account and connector: copied to another row, it won't open. */
 export function connectorSecretContext(accountId: string, connectorId: string): string {

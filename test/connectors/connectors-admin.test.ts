@@ -57,16 +57,12 @@ test("add answers id, kind, webhook URL and secret; stored sealed; list never sh
   await assert.rejects(testConnector(db, secrets, { account: b.accountId, id: added.id }), /not a connector/);
 });
 
-test("stripe needs the endpoint's whsec_ secret; kinds not built yet are refused", async () => {
+test("stripe needs the endpoint's whsec_ secret; an unknown account is refused", async () => {
   const a = await seedAccount(db);
   await assert.rejects(addConnector(db, secrets, SITE, { account: a.accountId, kind: "stripe" }), /--secret/);
   await assert.rejects(
     addConnector(db, secrets, SITE, { account: a.accountId, kind: "stripe", secret: "sk_live_nope" }),
     /whsec_/,
-  );
-  await assert.rejects(
-    addConnector(db, secrets, SITE, { account: a.accountId, kind: "calendly" }),
-    /not available in this version/,
   );
   await assert.rejects(
     addConnector(db, secrets, SITE, {
@@ -77,6 +73,22 @@ test("stripe needs the endpoint's whsec_ secret; kinds not built yet are refused
     /not found/,
   );
   assert.deepEqual(await listConnectors(db, SITE, { account: a.accountId }), []);
+});
+
+test("calendly and calcom: a secret is generated to paste into the tool, or the one given is kept", async () => {
+  const a = await seedAccount(db);
+  const calendly = await addConnector(db, secrets, SITE, { account: a.accountId, kind: "calendly" });
+  assert.match(calendly.secret ?? "", /^whsec_[A-Za-z0-9_-]{32}$/);
+  assert.equal(calendly.webhook_url, `https://ascribe.example.com/api/hooks/calendly/${calendly.id}`);
+  const calcom = await addConnector(db, secrets, SITE, {
+    account: a.accountId,
+    kind: "calcom",
+    secret: "my-cal-secret",
+  });
+  assert.equal(calcom.secret, "my-cal-secret");
+  assert.equal(calcom.webhook_url, `https://ascribe.example.com/api/hooks/calcom/${calcom.id}`);
+  const status = await testConnector(db, secrets, { account: a.accountId, id: calcom.id });
+  assert.equal(status.secret, "ok");
 });
 
 test("test reports the secret opening, the last event and the last error; remove deletes", async () => {

@@ -1,0 +1,51 @@
+import type { Sql } from "../db/client.ts";
+import { ApiError } from "../http/errors.ts";
+import { validationMessage } from "../http/pipeline.ts";
+import { type CrmEvent, crmEventSchema } from "../ingest/crm-event.ts";
+import { type IngestResult, ingestCrmEvents } from "../ingest/ingest-events.ts";
+import { accountTimezone } from "../queries/account-timezone.ts";
+import { claimConnectorDelivery } from "../queries/claim-connector-delivery.ts";
+import { removeEvents } from "../queries/remove-events.ts";
+import type { BookingAction } from "./booking-action.ts";
+
+export type BookingOutcome =
+  | ({ outcome: "stored"; removed: number } & IngestResult)
+  | { outcome: "duplicate" }
+  | { outcome: "ignored"; reason: string };
+
+/** A mapped event checked as the webhook's are: a payload we cannot store is a 400, nothing stored. */
+function validEvent(event: CrmEvent): CrmEvent {
+  const parsed = crmEventSchema.safeParse(event);
+  if (!parsed.success) throw ApiError.validation(validationMessage(parsed.error));
+  return parsed.data;
+}
+
+/**
+ * Stores what one scheduling-tool delivery carries (Calendly, Cal.com), in the caller's
+ * transaction: the delivery claimed first (a resent copy changes nothing), then its events through
+ * the same ingest as the signed webhook and imports (identity, UTM enrichment, ad resolution, the
+ * conversion touchpoint), and the events it takes back removed. `actionIn` maps the delivery with
+ * the account's timezone (booking_date / booking_time are the account's calendar values).
+ */
+export async function storeBookingDelivery(
+  tx: Sql,
+  accountId: string,
+  params: {
+    connectorId: string;
+    deliveryId: string;
+    at: Date;
+    actionIn: (timezone: string) => BookingAction;
+  },
+): Promise<BookingOutcome> {
+  const { connectorId, deliveryId, at } = params;
+  if (!(await claimConnectorDelivery(tx, accountId, { connectorId, deliveryId, receivedAt: at })))
+    return { outcome: "duplicate" };
+  const timezone = await accountTimezone(tx, accountId);
+  if (!timezone) throw new ApiError("not_found", {}, "the connector's account is gone");
+  const action = params.actionIn(timezone);
+  if (action.kind === "ignored") return { outcome: "ignored", reason: action.reason };
+  const events = action.events.map(validEvent);
+  const result = await ingestCrmEvents(tx, accountId, events, { origin: "webhook" });
+  const removed = await removeEvents(tx, accountId, { ids: action.remove });
+  return { outcome: "stored", removed: removed.length, ...result };
+}

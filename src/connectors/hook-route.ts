@@ -1,0 +1,110 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { type ConnectorKind, connectorSecretContext } from "../admin/connectors.ts";
+import { type SecretBox, SecretBoxError } from "../crypto/secret-box.ts";
+import type { Database, Sql } from "../db/client.ts";
+import { ApiError } from "../http/errors.ts";
+import { failedAuthThrottle } from "../http/failed-auth.ts";
+import type { CounterStore } from "../http/rate-limiter.ts";
+import { connectorAccount } from "../queries/connector-account.ts";
+import { connectorSealedSecret } from "../queries/connector-secret.ts";
+import { recordConnectorOutcome } from "../queries/record-connector-outcome.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** No account has this id: the connector's account is not known yet when it is looked up. */
+const NO_ACCOUNT = "00000000-0000-0000-0000-000000000000";
+
+export interface HookDeps {
+  db: Database;
+  secrets: SecretBox;
+  counters: CounterStore;
+  clock: () => Date;
+}
+
+export type HookVerdict<T> = { ok: true; delivery: T } | { ok: false; reason: string };
+
+/** What a vendor's hook adds to the shared steps: its signature check and what a delivery stores. */
+export interface HookKind<T> {
+  kind: ConnectorKind;
+  /** The vendor's name in messages ("Calendly"). */
+  vendor: string;
+  verify(request: FastifyRequest, raw: string, secret: string, now: Date): Promise<HookVerdict<T>>;
+  /** Stores the delivery in the account's transaction; `duplicate` when it was already taken. */
+  store(
+    tx: Sql,
+    accountId: string,
+    params: { connectorId: string; delivery: T; at: Date; secrets: SecretBox },
+  ): Promise<{ duplicate: boolean; data: Record<string, unknown> }>;
+  /** How a delivery is named in the connector's last error ("invitee.created <uri>"). */
+  label(delivery: T): string;
+}
+
+/**
+ * `POST {site_url}/api/hooks/<kind>/<connector id>`, the steps every vendor hook shares
+ * (docs/connectors.md): the failed-auth gate, the connector's account found from its id and kind,
+ * its signing secret opened, the vendor's signature checked on the raw body before anything is read
+ * or written, the delivery stored in the account's transaction, and the connector's last event or
+ * last error recorded. Answers 200 taken or acknowledged; 401 invalid_signature, nothing stored;
+ * 404 not_found for an id that is no connector of this kind (counted as a failed attempt, so ids
+ * cannot be probed faster than keys).
+ */
+export function registerConnectorHookRoute<T>(app: FastifyInstance, deps: HookDeps, hook: HookKind<T>): void {
+  const refuse = async (request: FastifyRequest, reply: FastifyReply, error: ApiError) => {
+    throw await failedAuthThrottle(deps.counters, request.ip).fail(reply, error);
+  };
+
+  app.post(`/api/hooks/${hook.kind}/:connectorId`, async (request, reply) => {
+    await failedAuthThrottle(deps.counters, request.ip).gate(reply);
+    const { connectorId } = request.params as { connectorId: string };
+    const unknown = new ApiError("not_found", {}, `no ${hook.vendor} connector has this id`);
+    if (!UUID.test(connectorId)) return refuse(request, reply, unknown);
+    const accountId = await deps.db.read(NO_ACCOUNT, (tx) =>
+      connectorAccount(tx, { id: connectorId, kind: hook.kind }),
+    );
+    if (!accountId) return refuse(request, reply, unknown);
+
+    const note = (error: string | null) =>
+      deps.db.tenant(accountId, (tx) =>
+        recordConnectorOutcome(tx, accountId, { connectorId, at: deps.clock(), error }),
+      );
+
+    const sealed = await deps.db.read(accountId, (tx) =>
+      connectorSealedSecret(tx, accountId, { id: connectorId }),
+    );
+    let secret: string | null = null;
+    try {
+      secret = sealed ? deps.secrets.open(sealed, connectorSecretContext(accountId, connectorId)) : null;
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+    }
+    if (!secret) {
+      await note("signing secret unreadable (SECRET_KEYS changed?): every delivery is refused");
+      return refuse(request, reply, new ApiError("invalid_signature", { reason: "no_secret" }));
+    }
+
+    const raw = typeof request.body === "string" ? request.body : "";
+    const verdict = await hook.verify(request, raw, secret, deps.clock());
+    if (!verdict.ok) {
+      await note(`signature ${verdict.reason}`);
+      return refuse(request, reply, new ApiError("invalid_signature", { reason: verdict.reason }));
+    }
+
+    try {
+      const stored = await deps.db.tenant(accountId, (tx) =>
+        hook.store(tx, accountId, {
+          connectorId,
+          delivery: verdict.delivery,
+          at: deps.clock(),
+          secrets: deps.secrets,
+        }),
+      );
+      // After the commit, on its own: inside the delivery's transaction, the connector's row stayed
+      // locked until its commit and concurrent deliveries queued behind it (10 connections: 15
+      // deliveries/s, nearly all of them waiting on that lock).
+      if (!stored.duplicate) await note(null);
+      return { data: stored.data };
+    } catch (err) {
+      if (err instanceof ApiError) await note(`${hook.label(verdict.delivery)}: ${err.message}`);
+      throw err;
+    }
+  });
+}
