@@ -60,3 +60,26 @@ export function assertSingleTenant(data: unknown, accountId: string): void {
     }
   }
 }
+
+/**
+ * `assertSingleTenant(rows, accountId)` for a list of rows, the same verdict, cheaper: each row's tag
+ * is read directly, its scalar fields skipped without collecting them, and only its object fields
+ * (an array of products, a nested object) walked in full. A streamed list checks tens of thousands
+ * of rows a request this way.
+ */
+export function assertRowsOwned(rows: readonly unknown[], accountId: string): void {
+  if (OWNER in rows && (rows as { [OWNER]?: unknown })[OWNER] !== accountId) {
+    throw new ApiError("tenant_barrier");
+  }
+  for (const row of rows) {
+    if (typeof row !== "object" || row === null) continue;
+    if (OWNER in row && (row as { [OWNER]?: unknown })[OWNER] !== accountId) {
+      throw new ApiError("tenant_barrier");
+    }
+    for (const key in row) {
+      if (!Object.hasOwn(row, key)) continue;
+      const child = (row as Record<string, unknown>)[key];
+      if (typeof child === "object" && child !== null) assertSingleTenant(child, accountId);
+    }
+  }
+}

@@ -167,3 +167,65 @@ export function redact(value: unknown, extraFragments: readonly string[] = NO_FR
 
   return visit(value);
 }
+
+/** A value a flat row holds directly: copied (strings masked) without the general walk. */
+function isFlatValue(v: unknown): boolean {
+  return typeof v !== "object" || v === null;
+}
+
+/**
+ * `redact(rows)` for a list of rows, the same result, cheaper for rows whose fields are scalars or
+ * arrays of scalars (a streamed list's rows, tens of thousands a request): such a row is copied
+ * field by field (no entries array, no ancestor set: a flat row holds no cycle); any other row, and
+ * any other field, goes through the general walk.
+ */
+export function redactRows(
+  rows: readonly unknown[],
+  extraFragments: readonly string[] = NO_FRAGMENTS,
+): unknown[] {
+  const isDropped = droppedKeys(extraFragments);
+  const mask = (v: unknown) => (typeof v === "string" && looksLikeModelId(v) ? SERVICE_NAME : v);
+  const out = new Array<unknown>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    out[i] = isFlatRow(row) ? copyFlatRow(row, isDropped, mask) : redact(row, extraFragments);
+  }
+  return out;
+}
+
+/** A plain row whose own fields are all scalars or arrays of scalars. */
+function isFlatRow(row: unknown): row is Record<string, unknown> {
+  if (typeof row !== "object" || row === null || Array.isArray(row) || row instanceof Date) return false;
+  for (const key in row) {
+    if (!Object.hasOwn(row, key)) continue;
+    const v = (row as Record<string, unknown>)[key];
+    if (isFlatValue(v)) continue;
+    if (!Array.isArray(v) || !v.every(isFlatValue)) return false;
+  }
+  return true;
+}
+
+function copyFlatRow(
+  row: Record<string, unknown>,
+  isDropped: (key: string) => boolean,
+  mask: (v: unknown) => unknown,
+): Record<string, unknown> {
+  const obj: Record<string, unknown> = {};
+  for (const key in row) {
+    // Own fields only, as redact copies them; "__proto__" is left to the general walk's handling.
+    if (!Object.hasOwn(row, key) || isDropped(key)) continue;
+    const v = row[key];
+    const copied = Array.isArray(v) ? v.map(mask) : mask(v);
+    if (key === "__proto__") {
+      Object.defineProperty(obj, key, {
+        value: copied,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else {
+      obj[key] = copied;
+    }
+  }
+  return obj;
+}

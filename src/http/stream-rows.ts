@@ -4,8 +4,8 @@ import type { Database } from "../db/client.ts";
 import type { KeyRecord } from "../queries/find-key-by-hash.ts";
 import type { RouteDef, RowBatches } from "../routes/route-def.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
-import { assertSingleTenant } from "./barrier.ts";
-import { redact } from "./redact.ts";
+import { assertRowsOwned } from "./barrier.ts";
+import { redactRows } from "./redact.ts";
 
 /** The client hung up: reading stops and the transaction rolls back. */
 class ReaderGone extends Error {
@@ -47,8 +47,8 @@ export function streamRows(
       for await (const batch of batches(tx)) {
         if (body.destroyed) throw new ReaderGone();
         if (batch.length === 0) continue;
-        assertSingleTenant(batch, accountId);
-        const items = JSON.stringify(redact(batch, redactFragments)).slice(1, -1);
+        assertRowsOwned(batch, accountId);
+        const items = JSON.stringify(redactRows(batch, redactFragments)).slice(1, -1);
         body.push(sent === 0 ? `{"data":[${items}` : `,${items}`);
         sent += batch.length;
         if (!opened) open();

@@ -55,7 +55,8 @@ function customersQuery(accountId: string, page: CustomersPage): SQL {
       t.total_revenue::float8 as total_revenue,
       t.total_purchases,
       t.total_commission::float8 as total_commission,
-      t.products,
+      -- As JSON: the driver parses one JSON text per row faster than a text[] literal, to the same array.
+      to_json(t.products) as products,
       ${isoMs(sql`t.created_at`)} as created_at
     from customer_totals t
     -- Each customer's contact by its key: reads only the page's contacts, where a hash join would

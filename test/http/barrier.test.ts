@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { inspect } from "node:util";
 import fc from "fast-check";
-import { assertSingleTenant, markOwner, OWNER, ownedRows } from "../../src/http/barrier.ts";
+import { assertRowsOwned, assertSingleTenant, markOwner, OWNER, ownedRows } from "../../src/http/barrier.ts";
 import { ApiError } from "../../src/http/errors.ts";
 import { redact } from "../../src/http/redact.ts";
 
@@ -199,6 +199,47 @@ describe("assertSingleTenant: properties", () => {
         },
       ),
       { numRuns: 3000 },
+    );
+  });
+});
+
+describe("assertRowsOwned: the same verdict as assertSingleTenant on a list of rows", () => {
+  test("examples: a foreign row, a foreign tag on a row's array, on the list itself; ours and untagged pass", () => {
+    const mine = ownedRows([{ account_id: ME, id: "a", products: ["x"] }]);
+    const theirs = ownedRows([{ account_id: OTHER, id: "b", products: ["y"] }]);
+    assertRowsOwned([...mine, { id: "untagged", n: 1 }, null, 3, "s"], ME);
+    barrierError(() => assertRowsOwned([...mine, ...theirs], ME));
+    barrierError(() => assertRowsOwned([{ id: "c", products: markOwner(["z"], OTHER) }], ME));
+    barrierError(() => assertRowsOwned([{ id: "d", nested: { deep: [theirs[0]] } }], ME));
+    barrierError(() => assertRowsOwned(markOwner([...mine], OTHER), ME));
+  });
+
+  test("properties: lists of flat, nested, tagged and foreign rows", () => {
+    const scalar = fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean(), fc.constant(null));
+    const owner = fc.constantFrom<string | null>(null, ME, OTHER);
+    const field = fc.oneof(
+      scalar,
+      fc.array(scalar, { maxLength: 3 }),
+      fc.tuple(fc.array(scalar, { maxLength: 2 }), owner).map(([a, o]) => (o ? markOwner(a, o) : a)),
+      fc
+        .tuple(fc.dictionary(fc.string({ maxLength: 4 }), scalar, { maxKeys: 3 }), owner)
+        .map(([d, o]) => (o ? markOwner({ ...d }, o) : { ...d })),
+    );
+    const row = fc
+      .tuple(fc.dictionary(fc.string({ maxLength: 6 }), field, { maxKeys: 6 }), owner)
+      .map(([d, o]) => (o ? markOwner({ ...d }, o) : { ...d }));
+    fc.assert(
+      fc.property(fc.array(fc.oneof(row, scalar), { maxLength: 6 }), (rows) => {
+        let expected = true;
+        try {
+          assertSingleTenant(rows, ME);
+        } catch {
+          expected = false;
+        }
+        if (expected) assertRowsOwned(rows, ME);
+        else barrierError(() => assertRowsOwned(rows, ME));
+      }),
+      { numRuns: 2000 },
     );
   });
 });

@@ -6,6 +6,7 @@ import {
   PNL_EXTRA_FRAGMENTS,
   REDACTED_FRAGMENTS,
   redact,
+  redactRows,
   SERVICE_NAME,
 } from "../../src/http/redact.ts";
 
@@ -510,5 +511,65 @@ describe("redact: examples", () => {
     assert.equal(out.data.length, 50_000);
     assert.deepStrictEqual(out.data[7], { id: 7, name: "ad 7" });
     assert.ok(performance.now() - t0 < 2000);
+  });
+});
+
+describe("redactRows: the same result as redact on a list of rows", () => {
+  test("examples: flat rows are copied with dropped fields and masked ids, in arrays too; others walk", () => {
+    const input = [
+      { id: "1", contact_name: "gpt-4o", products: ["Coaching", "claude-3-opus"], cost: 5, n: 2 },
+      { id: "2", secret: "x", nested: { model: "o1", note: "gemini-1.5-pro" }, when: new Date(0) },
+      null,
+      "mistral-large-latest",
+      ["a", { api_key: "k" }],
+    ];
+    const expected = [
+      { id: "1", contact_name: SERVICE_NAME, products: ["Coaching", SERVICE_NAME], n: 2 },
+      { id: "2", nested: { note: SERVICE_NAME }, when: new Date(0) },
+      null,
+      SERVICE_NAME,
+      ["a", {}],
+    ];
+    assert.deepStrictEqual(redactRows(input), expected);
+    assert.deepStrictEqual(redactRows([{ margin: 1, profit: 2, kept: 3 }], PNL_EXTRA_FRAGMENTS), [
+      { kept: 3 },
+    ]);
+  });
+
+  test("a __proto__ field of a flat row is copied as a field", () => {
+    const row = JSON.parse('{"__proto__": "gpt-4", "a": 1}') as object;
+    const [out] = redactRows([row]) as object[];
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+    assert.equal(JSON.stringify(out), `{"__proto__":"${SERVICE_NAME}","a":1}`);
+  });
+
+  test("properties: the same JSON and structure as redact for lists of mixed rows", () => {
+    const model = fc.constantFrom("gpt-4o", "claude-3-5-sonnet", "o3-mini", "llama3", "Claude", "mistral");
+    const scalar = fc.oneof(
+      fc.string({ maxLength: 8 }),
+      model,
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+    );
+    const key = fc.oneof(
+      fc.string({ maxLength: 6 }),
+      fc.constantFrom("cost", "Model", "api_key", "margin", "__proto__"),
+    );
+    const field = fc.oneof(
+      scalar,
+      fc.array(scalar, { maxLength: 3 }),
+      fc.dictionary(key, scalar, { maxKeys: 3 }),
+    );
+    const row = fc.dictionary(key, field, { maxKeys: 6 });
+    fc.assert(
+      fc.property(fc.array(fc.oneof(row, scalar), { maxLength: 6 }), fc.boolean(), (rows, pnl) => {
+        const extras = pnl ? PNL_EXTRA_FRAGMENTS : [];
+        const fast = redactRows(rows, extras);
+        assert.deepStrictEqual(fast, redact(rows, extras));
+        assert.equal(JSON.stringify(fast), JSON.stringify(redact(rows, extras)));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
