@@ -52,6 +52,11 @@ const envSchema = z.object({
   META_API_URL: z.url({ protocol: /^https?$/ }).default("https://graph.facebook.com/v21.0"),
   /** The Marketing API token (ads_management) armed rules act with; unset: their actions fail, recorded. */
   META_ACCESS_TOKEN: z.string().optional(),
+  /** Ad-spend sync (docs/connectors.md): the Google Ads REST API and OAuth token endpoint; Meta's is META_API_URL. */
+  GOOGLE_ADS_API_URL: z.url({ protocol: /^https?$/ }).default("https://googleads.googleapis.com/v21"),
+  GOOGLE_OAUTH_TOKEN_URL: z.url({ protocol: /^https?$/ }).default("https://oauth2.googleapis.com/token"),
+  /** How often `ascribe serve` syncs every Meta and Google connector's spend; 0: never (only `ascribe spend sync`). */
+  SPEND_SYNC_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(0),
   /** Where invitations and password resets are mailed (smtp:// or smtps://); unset: links are only printed. */
   SMTP_URL: z
     .string()
@@ -106,6 +111,10 @@ export interface Config {
   readonly adNetwork: "meta" | "fake";
   readonly metaApiUrl: string;
   readonly metaAccessToken: string | null;
+  readonly googleAdsApiUrl: string;
+  readonly googleOauthTokenUrl: string;
+  /** 0: spend is synced only on demand. */
+  readonly spendSyncIntervalSeconds: number;
   readonly smtpUrl: string | null;
   /** The sender of the application's mail; default `Ascribe <no-reply@{site host}>`. */
   readonly smtpFrom: string | null;
@@ -147,6 +156,9 @@ export function loadConfig(
     adNetwork: e.AD_NETWORK,
     metaApiUrl: e.META_API_URL,
     metaAccessToken: e.META_ACCESS_TOKEN ?? null,
+    googleAdsApiUrl: e.GOOGLE_ADS_API_URL,
+    googleOauthTokenUrl: e.GOOGLE_OAUTH_TOKEN_URL,
+    spendSyncIntervalSeconds: e.SPEND_SYNC_INTERVAL_SECONDS,
     smtpUrl: e.SMTP_URL ?? null,
     smtpFrom: e.SMTP_FROM ?? null,
     loadShedding: {

@@ -9,6 +9,8 @@ import { reinviteMember } from "./admin/members.ts";
 import { buildApp } from "./app.ts";
 import { createCachedKeyStore, type KeyStore } from "./auth/key-store.ts";
 import type { Config } from "./config.ts";
+import { scheduleSpendSync } from "./connectors/spend-schedule.ts";
+import type { SpendApis } from "./connectors/spend-sync.ts";
 import { createSecretBox, loadOrCreateKeyring, type SecretBox } from "./crypto/secret-box.ts";
 import { type Database, openEmbedded, openPostgres } from "./db/client.ts";
 import { createAuditWriter } from "./http/audit.ts";
@@ -75,6 +77,15 @@ export async function openSecrets(config: Config, warn: (message: string) => voi
 /** Stored files (recordings, uploads): DATA_DIR/files, served at {site_url}/files by signed URL. */
 export function openFiles(config: Config, secrets: SecretBox, siteUrl: () => string): ObjectStore {
   return createLocalObjectStore({ root: join(config.dataDir, "files"), secrets, siteUrl });
+}
+
+/** The vendors' APIs spend sync reads (their test doubles: a loopback server's URL). */
+export function spendApis(config: Config): SpendApis {
+  return {
+    metaApiUrl: config.metaApiUrl,
+    googleAdsApiUrl: config.googleAdsApiUrl,
+    googleTokenUrl: config.googleOauthTokenUrl,
+  };
 }
 
 /**
@@ -168,6 +179,7 @@ export async function startService(config: Config, logger: Logger = createLogger
       secrets,
       files,
       network: adNetwork.network,
+      spendApis: spendApis(config),
       mailer,
       siteUrl: () => siteUrl,
       metrics,
@@ -220,12 +232,18 @@ export async function startService(config: Config, logger: Logger = createLogger
       { intervalMs: config.rulesIntervalSeconds * 1000, logger },
     );
     opened.push(() => rules.stop());
+    const spendSync = scheduleSpendSync(
+      { db, secrets, apis: spendApis(config) },
+      { intervalMs: config.spendSyncIntervalSeconds * 1000, logger },
+    );
+    opened.push(() => spendSync.stop());
 
     let stopping: Promise<void> | null = null;
     const stop = () => {
       // Stop accepting, let requests in flight finish, then flush the audit and close the database.
       stopping ??= (async () => {
         await rules.stop();
+        await spendSync.stop();
         await app.close();
         await app.drain();
         await metricsListener?.close();

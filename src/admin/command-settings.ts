@@ -12,6 +12,8 @@ export type SettingName =
   | "AD_NETWORK"
   | "META_API_URL"
   | "META_ACCESS_TOKEN"
+  | "GOOGLE_ADS_API_URL"
+  | "GOOGLE_OAUTH_TOKEN_URL"
   | "SITE_URL"
   | "SMTP_URL"
   | "SMTP_FROM"
@@ -36,6 +38,7 @@ const COMMAND_SETTINGS: Readonly<Record<string, readonly SettingName[]>> = {
   "connectors.add": ["SITE_URL", "ASCRIBE_SECRET_KEYS"],
   "connectors.list": ["SITE_URL"],
   "connectors.test": ["ASCRIBE_SECRET_KEYS"],
+  "spend.sync": ["META_API_URL", "GOOGLE_ADS_API_URL", "GOOGLE_OAUTH_TOKEN_URL", "ASCRIBE_SECRET_KEYS"],
 };
 
 export function settingsOf(command: string): readonly SettingName[] {
@@ -50,6 +53,10 @@ function read(config: Config, name: SettingName, siteUrl: string | null): string
       return config.metaApiUrl;
     case "META_ACCESS_TOKEN":
       return config.metaAccessToken;
+    case "GOOGLE_ADS_API_URL":
+      return config.googleAdsApiUrl;
+    case "GOOGLE_OAUTH_TOKEN_URL":
+      return config.googleOauthTokenUrl;
     case "SITE_URL":
       return siteUrl;
     case "SMTP_URL":

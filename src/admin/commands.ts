@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type SpendApis, spendSyncInput, syncSpend } from "../connectors/spend-sync.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import type { Metrics } from "../http/metrics.ts";
@@ -50,6 +51,8 @@ export interface AdminContext {
   files: ObjectStore;
   /** Where armed ad rules act. */
   network: AdNetwork;
+  /** Where spend sync fetches from (Meta, Google Ads). */
+  spendApis: SpendApis;
   /** Invitations: the public address their links start with, and SMTP when configured. */
   siteUrl: () => string;
   mailer: Mailer;
@@ -95,6 +98,8 @@ export const adminCommands = {
     removeConnector(db, connectorInput.parse(args)),
   "connectors.test": ({ db, secrets }: AdminContext, args: unknown) =>
     testConnector(db, secrets, connectorInput.parse(args)),
+  "spend.sync": ({ db, secrets, spendApis }: AdminContext, args: unknown) =>
+    syncSpend({ db, secrets, apis: spendApis }, spendSyncInput.parse(args)),
   "domains.add": ({ db }: AdminContext, args: unknown) => addDomain(db, addDomainInput.parse(args)),
   "domains.list": ({ db }: AdminContext, args: unknown) => listDomains(db, listDomainsInput.parse(args)),
   "domains.remove": ({ db }: AdminContext, args: unknown) => removeDomain(db, removeDomainInput.parse(args)),

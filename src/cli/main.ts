@@ -5,6 +5,7 @@ import { registerAccountCommands } from "./account-commands.ts";
 import { registerConnectorCommands } from "./connector-commands.ts";
 import { registerDataCommands } from "./data-commands.ts";
 import { registerPeopleCommands } from "./people-commands.ts";
+import { registerSpendCommands } from "./spend-commands.ts";
 
 /*
  * The `ascribe` command tree. Only commander and the command files load at start: each action
@@ -77,6 +78,7 @@ export function buildCli(): Command {
   registerPeopleCommands(program);
   registerDataCommands(program);
   registerConnectorCommands(program);
+  registerSpendCommands(program);
 
   program
     .command("mcp")

@@ -8,7 +8,7 @@ import {
 import { describeDifferences, differingSettings } from "../admin/command-settings.ts";
 import { type AdminCommand, adminCommands, describeError } from "../admin/commands.ts";
 import type { Config } from "../config.ts";
-import { openAdNetwork, openDatabase, openFiles, openMailer, openSecrets } from "../main.ts";
+import { openAdNetwork, openDatabase, openFiles, openMailer, openSecrets, spendApis } from "../main.ts";
 import { secureDataDir } from "../storage/data-dir.ts";
 import { CliError } from "./output.ts";
 
@@ -69,7 +69,16 @@ async function runDirect(
     const adNetwork = await openAdNetwork(config);
     try {
       return await adminCommands[command](
-        { db, secrets, files, network: adNetwork.network, mailer, siteUrl, progress },
+        {
+          db,
+          secrets,
+          files,
+          network: adNetwork.network,
+          spendApis: spendApis(config),
+          mailer,
+          siteUrl,
+          progress,
+        },
         args,
       );
     } finally {

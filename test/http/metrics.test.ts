@@ -8,7 +8,7 @@ import { adminCommands } from "../../src/admin/commands.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { Metrics } from "../../src/http/metrics.ts";
 import type { MetricsListener } from "../../src/http/metrics-server.ts";
-import { openAdNetwork, openMetrics } from "../../src/main.ts";
+import { openAdNetwork, openMetrics, spendApis } from "../../src/main.ts";
 import { printOnlyMailer } from "../../src/people/mailer.ts";
 import {
   backend,
@@ -177,6 +177,7 @@ describe("/metrics on METRICS_PORT", () => {
       secrets: testSecrets,
       files: app.files,
       network: network.network,
+      spendApis: spendApis(loadConfig({})),
       mailer: printOnlyMailer,
       siteUrl: () => TEST_SITE_URL,
       progress: () => {},
