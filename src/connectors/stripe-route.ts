@@ -6,11 +6,12 @@ import type { Database } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
 import { failedAuthThrottle } from "../http/failed-auth.ts";
 import type { CounterStore } from "../http/rate-limiter.ts";
+import { createGroupCommit, refusedByData } from "../ingest/group-commit.ts";
 import { connectorAccount } from "../queries/connector-account.ts";
 import { connectorSealedSecret } from "../queries/connector-secret.ts";
 import { recordConnectorOutcome } from "../queries/record-connector-outcome.ts";
 import { stripeAction } from "./stripe-events.ts";
-import { storeStripeAction } from "./stripe-store.ts";
+import { type StripeDelivery, type StripeOutcome, storeStripeDeliveries } from "./stripe-store.ts";
 
 export const STRIPE_HOOK_PATH = "/api/hooks/stripe/:connectorId";
 /** https://docs.stripe.com/webhooks#verify-events: Stripe's own default, named by the issue. */
@@ -50,6 +51,15 @@ function signatureReason(err: unknown): string {
  * attempt, so ids cannot be probed faster than keys).
  */
 export function registerStripeHookRoute(app: FastifyInstance, deps: StripeHookDeps): void {
+  // Deliveries of one account that arrive together are stored together: one transaction whose
+  // statements (and their maintenance triggers) serve the whole batch. A delivery the ingest refuses
+  // (ApiError) is found by splitting the batch and fails alone.
+  const writer = createGroupCommit<StripeDelivery, StripeOutcome>(
+    (accountId, deliveries) =>
+      deps.db.tenant(accountId, (tx) => storeStripeDeliveries(tx, accountId, deliveries, deps.secrets)),
+    { refusedByItems: (err) => err instanceof ApiError || refusedByData(err), maxBatch: 100 },
+  );
+
   const refuse = async (request: FastifyRequest, reply: FastifyReply, error: ApiError) => {
     throw await failedAuthThrottle(deps.counters, request.ip).fail(reply, error);
   };
@@ -115,15 +125,12 @@ export function registerStripeHookRoute(app: FastifyInstance, deps: StripeHookDe
       object: event.data.object as unknown as Record<string, unknown>,
     });
     try {
-      const outcome = await deps.db.tenant(accountId, (tx) =>
-        storeStripeAction(tx, accountId, {
-          connectorId,
-          deliveryId: event.id,
-          action,
-          at: deps.clock(),
-          secrets: deps.secrets,
-        }),
-      );
+      const outcome = await writer.submit(accountId, {
+        connectorId,
+        deliveryId: event.id,
+        action,
+        at: deps.clock(),
+      });
       // After the commit, on its own: inside the delivery's transaction, the connector's row stayed
       // locked until its commit and concurrent deliveries queued behind it (10 connections: 15
       // deliveries/s, nearly all of them waiting on that lock).

@@ -47,8 +47,24 @@ export async function ingestCrmEvents(
   input: readonly CrmEvent[],
   options: { origin: EventOrigin },
 ): Promise<IngestResult> {
+  return (await ingestCrmEventsById(tx, accountId, input, options)).result;
+}
+
+export type EventOutcome = keyof IngestResult;
+
+/**
+ * As `ingestCrmEvents`, with what happened to each id's last version (the group-committed Stripe
+ * deliveries answer each delivery with its own).
+ */
+export async function ingestCrmEventsById(
+  tx: Sql,
+  accountId: string,
+  input: readonly CrmEvent[],
+  options: { origin: EventOrigin },
+): Promise<{ result: IngestResult; byId: Map<string, EventOutcome> }> {
   const result: IngestResult = { inserted: 0, updated: 0, unchanged: 0 };
-  if (input.length === 0) return result;
+  const byId = new Map<string, EventOutcome>();
+  if (input.length === 0) return { result, byId };
   const latest = new Map<string, CrmEvent>();
   for (const e of input) latest.set(e.id, e);
   result.unchanged += input.length - latest.size;
@@ -60,6 +76,7 @@ export async function ingestCrmEvents(
     const hash = payloadHash(e);
     if (stored.get(e.id) === hash) {
       result.unchanged += 1;
+      byId.set(e.id, "unchanged");
       continue;
     }
     const email = normalizeEmail(e.contact_email);
@@ -67,7 +84,7 @@ export async function ingestCrmEvents(
     const key = contactKey(email, phone);
     changed.push({ e, hash, email, facts: key ? { key, email, phone, name: e.contact_name ?? null } : null });
   }
-  if (changed.length === 0) return result;
+  if (changed.length === 0) return { result, byId };
 
   const contacts = await resolveContacts(tx, accountId, {
     facts: changed.flatMap((c) => (c.facts ? [c.facts] : [])),
@@ -180,6 +197,7 @@ export async function ingestCrmEvents(
   const outcomes = await upsertEvents(tx, accountId, { events: rows });
   result.unchanged += rows.length - outcomes.size;
   for (const outcome of outcomes.values()) result[outcome] += 1;
+  for (const row of rows) byId.set(row.id, outcomes.get(row.id) ?? "unchanged");
 
   const saleContacts = new Set<string>();
   let uncontactedSale = false;
@@ -190,5 +208,5 @@ export async function ingestCrmEvents(
   }
   if (uncontactedSale) await recomputeSaleCounts(tx, accountId);
   else if (saleContacts.size > 0) await recomputeSaleCounts(tx, accountId, { contactIds: [...saleContacts] });
-  return result;
+  return { result, byId };
 }
