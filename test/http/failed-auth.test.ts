@@ -112,10 +112,11 @@ describe("failed-auth throttle under concurrency (memory store)", () => {
     await withApps([createMemoryCounterStore(() => frozenAt)], async ([app]) => {
       assert.ok(app);
       const responses = await Promise.all(
-        Array.from({ length: 50 }, () =>
+        // Every vendor's hook counts against the same address.
+        Array.from({ length: 50 }, (_, i) =>
           app.inject({
             method: "POST",
-            url: "/api/hooks/stripe/00000000-0000-4000-8000-000000000000",
+            url: `/api/hooks/${["stripe", "calendly", "calcom"][i % 3]}/00000000-0000-4000-8000-000000000000`,
             remoteAddress: "10.50.0.5",
             headers: { "content-type": "application/json", "stripe-signature": "t=1,v1=00" },
             payload: "{}",

@@ -63,6 +63,8 @@ describe("methods a route does not serve â†’ 405 with allowed; unknown routes â†
       ["TRACE", "/api/collect", ["POST"]],
       ["GET", "/api/webhook/events", ["POST"]],
       ["GET", "/api/hooks/stripe/00000000-0000-4000-8000-000000000000", ["POST"]],
+      ["GET", "/api/hooks/calendly/00000000-0000-4000-8000-000000000000", ["POST"]],
+      ["PUT", "/api/hooks/calcom/00000000-0000-4000-8000-000000000000", ["POST"]],
       ["PROPFIND", "/api/track.js", ["GET"]],
       ["TRACE", "/sign-in", ["GET", "POST"]],
       ["DELETE", "/api/tls/ask", ["GET"]],
