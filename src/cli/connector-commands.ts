@@ -27,13 +27,16 @@ interface TestedConnector {
 export function registerConnectorCommands(program: Command): void {
   const connectors = program
     .command("connectors")
-    .description("vendor connections (Stripe webhooks, …): add, list, remove, test");
+    .description("vendor connections (Stripe, Calendly, Cal.com webhooks, …): add, list, remove, test");
   connectors
     .command("add")
     .description("connect a vendor and print its webhook URL and signing secret (shown only this once)")
     .addOption(accountOption())
     .addOption(new Option("--kind <kind>", "the vendor").choices(KINDS).makeOptionMandatory())
-    .option("--secret <secret>", "the vendor's signing secret (Stripe: the endpoint's whsec_…)")
+    .option(
+      "--secret <secret>",
+      "the vendor's signing secret (Stripe: the endpoint's whsec_…; Calendly, Cal.com: generated when not given)",
+    )
     .option("--ad-account-id <id>", "meta: the ad account (act_123… or 123…)")
     .option("--access-token <token>", "meta: a Marketing API access token with ads_read")
     .option("--customer-id <id>", "google: the Google Ads customer id (123-456-7890)")
