@@ -28,9 +28,11 @@ export function calcomEnvelope(raw: string): CalcomEnvelope {
   const body = readJsonBody(raw);
   if (!body.ok) throw body.error;
   const v = body.value;
-  if (!isObject(v) || !str(v.triggerEvent) || !str(v.createdAt) || !isObject(v.payload))
+  if (!isObject(v) || !str(v.triggerEvent) || !str(v.createdAt))
     throw ApiError.validation("body: a Cal.com webhook carries triggerEvent, createdAt and payload");
-  return { triggerEvent: String(v.triggerEvent), createdAt: String(v.createdAt), payload: v.payload };
+  // The form's "Ping test" may carry less than a booking: acknowledged, whatever its payload.
+  const payload = isObject(v.payload) ? v.payload : {};
+  return { triggerEvent: String(v.triggerEvent), createdAt: String(v.createdAt), payload };
 }
 
 /** `POST {site_url}/api/hooks/calcom/<connector id>` (docs/connectors.md "Cal.com"). */

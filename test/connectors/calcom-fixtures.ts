@@ -149,3 +149,17 @@ export const danMeetingEnded = booking("MEETING_ENDED", "2026-03-30T08:05:00.000
 
 /** A trigger this connector does not use. */
 export const danMeetingStarted = booking("MEETING_STARTED", "2026-03-30T07:30:00.000Z", dan);
+
+/** The webhook form's "Ping test" (trigger PING, a sample booking without a uid). */
+export const ping = {
+  triggerEvent: "PING",
+  createdAt: "2026-03-31T11:59:00.000Z",
+  payload: {
+    type: "Test",
+    title: "Test trigger event",
+    startTime: "2026-03-31T11:59:00.000Z",
+    endTime: "2026-03-31T11:59:00.000Z",
+    attendees: [{ email: "JohnDoe@example.com", name: "John Doe", timeZone: "Europe/London" }],
+    organizer: { name: "Cal", email: "no-reply@cal.com", timeZone: "Europe/London" },
+  },
+};

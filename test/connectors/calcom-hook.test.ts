@@ -21,6 +21,7 @@ import {
   eveCreated,
   fayCreated,
   fayMeetingEnded,
+  ping,
 } from "./calcom-fixtures.ts";
 
 const now = new Date("2026-03-31T12:00:00Z");
@@ -72,6 +73,7 @@ describe("POST /api/hooks/calcom/<connector id>", () => {
       reason: "no attendee marked as a no-show",
     });
     assert.deepEqual((await ok(a, danMeetingStarted)).reason, "trigger MEETING_STARTED is not used");
+    assert.deepEqual((await ok(a, ping)).reason, "trigger PING is not used");
 
     const danUtm = { utm_source: "facebook", utm_campaign: "spring-ads" };
     const none = { utm_source: null, utm_campaign: null };
