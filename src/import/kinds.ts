@@ -22,16 +22,21 @@ import {
 import { ingestCrmEvents } from "../ingest/ingest-events.ts";
 import { type SpendRow, spendRowSchema } from "../ingest/spend-row.ts";
 import { knownAds } from "../queries/known-ads.ts";
-import { findOrCreateContact } from "../queries/resolve-contacts.ts";
+import {
+  type ContactFacts,
+  findOrCreateContact,
+  identityOf,
+  resolveContacts,
+} from "../queries/resolve-contacts.ts";
 import {
   pixelToken,
   upsertCall,
   upsertCreativeRequest,
   upsertImportedTouchpoint,
   upsertPixel,
-  upsertPurchase,
   upsertRule,
 } from "../queries/upsert-import-records.ts";
+import { upsertPurchases } from "../queries/upsert-purchases.ts";
 import { upsertSpend } from "../queries/upsert-spend.ts";
 
 export interface BatchResult {
@@ -81,18 +86,30 @@ const purchases: ImportKind<PurchaseRecord> = {
   schema: purchaseRecordSchema,
   identity: (p) => p.id,
   async write(tx, accountId, records) {
-    const result: BatchResult = { imported: 0, updated: 0, skipped: 0 };
-    for (const record of records) {
+    const facts = records.map((record) => {
       const email = normalizeEmail(record.contact_email) ?? "";
-      const contactId = await findOrCreateContact(tx, accountId, {
-        key: { kind: "email", key: email },
+      return {
+        key: { kind: "email" as const, key: email },
         email,
         phone: null,
         name: record.contact_name ?? null,
-      });
-      tally(result, await upsertPurchase(tx, accountId, { record, contactId }));
+      };
+    });
+    const contacts = await resolveContacts(tx, accountId, { facts });
+    const outcomes = await upsertPurchases(tx, accountId, {
+      purchases: records.map((record, i) => {
+        const contactId = contacts.get(identityOf(facts[i] as ContactFacts));
+        if (!contactId) throw new Error("contact could not be resolved");
+        return { record, contactId };
+      }),
+    });
+    let imported = 0;
+    let updated = 0;
+    for (const outcome of outcomes.values()) {
+      if (outcome === "inserted") imported += 1;
+      else if (outcome === "updated") updated += 1;
     }
-    return result;
+    return { imported, updated, skipped: records.length - imported - updated };
   },
 };
 

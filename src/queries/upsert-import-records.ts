@@ -1,59 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
-import type {
-  CallRecord,
-  CreativeRequestRecord,
-  PurchaseRecord,
-  RuleRecord,
-} from "../ingest/import-records.ts";
+import type { CallRecord, CreativeRequestRecord, RuleRecord } from "../ingest/import-records.ts";
 
 type Outcome = "inserted" | "updated" | "unchanged";
 
 function outcome(found: { inserted: boolean }[]): Outcome {
   const row = found[0];
   return !row ? "unchanged" : row.inserted ? "inserted" : "updated";
-}
-
-export async function upsertPurchase(
-  db: Sql,
-  accountId: string,
-  params: { record: PurchaseRecord; contactId: string },
-): Promise<Outcome> {
-  const p = params.record;
-  const written = await rows<{ inserted: boolean }>(
-    db,
-    sql`
-      insert into purchases (account_id, id, contact_id, purchase_date, product_key, product_name, contact_email,
-                             contact_name, amount, currency, commissionable, commission_rate, commission_amount,
-                             invoice_id)
-      values (${accountId}, ${p.id}, ${params.contactId}, ${p.purchase_date}, ${p.product_key ?? null},
-              ${p.product_name ?? null}, ${p.contact_email}, ${p.contact_name ?? null}, ${p.amount},
-              ${p.currency ?? null}, ${p.commissionable ?? false}, ${p.commission_rate ?? null},
-              ${p.commission_amount ?? null}, ${p.invoice_id ?? null})
-      on conflict (account_id, id) do update set
-        contact_id = excluded.contact_id, purchase_date = excluded.purchase_date, product_key = excluded.product_key,
-        product_name = excluded.product_name, contact_email = excluded.contact_email,
-        contact_name = excluded.contact_name, amount = excluded.amount, currency = excluded.currency,
-        commissionable = excluded.commissionable, commission_rate = excluded.commission_rate,
-        commission_amount = excluded.commission_amount, invoice_id = excluded.invoice_id, updated_at = now()
-      where (purchases.contact_id, purchases.purchase_date, purchases.product_key, purchases.product_name,
-             purchases.contact_name, purchases.amount, purchases.currency, purchases.commissionable,
-             purchases.commission_rate, purchases.commission_amount, purchases.invoice_id)
-        is distinct from (excluded.contact_id, excluded.purchase_date, excluded.product_key, excluded.product_name,
-             excluded.contact_name, excluded.amount, excluded.currency, excluded.commissionable,
-             excluded.commission_rate, excluded.commission_amount, excluded.invoice_id)
-      returning (xmax = 0) as inserted`,
-  );
-  // A purchase makes its contact a customer; commission terms given with it are kept.
-  await db.execute(sql`
-    insert into customers (account_id, id, contact_id, commission_status, commission_expires_at)
-    values (${accountId}, ${randomUUID()}, ${params.contactId}, ${p.commission_status ?? null},
-            ${p.commission_expires_at ?? null})
-    on conflict (account_id, contact_id) do update set
-      commission_status = coalesce(excluded.commission_status, customers.commission_status),
-      commission_expires_at = coalesce(excluded.commission_expires_at, customers.commission_expires_at)`);
-  return outcome(written);
 }
 
 export async function upsertCreativeRequest(
