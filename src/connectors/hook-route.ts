@@ -27,6 +27,7 @@ export interface HookKind<T> {
   kind: ConnectorKind;
   /** The vendor's name in messages ("Calendly"). */
   vendor: string;
+  /** The signature checked on the raw body, then the body read (an ApiError: a 400). */
   verify(request: FastifyRequest, raw: string, secret: string, now: Date): Promise<HookVerdict<T>>;
   /** Stores the delivery in the account's transaction; `duplicate` when it was already taken. */
   store(
@@ -82,7 +83,14 @@ export function registerConnectorHookRoute<T>(app: FastifyInstance, deps: HookDe
     }
 
     const raw = typeof request.body === "string" ? request.body : "";
-    const verdict = await hook.verify(request, raw, secret, deps.clock());
+    let verdict: HookVerdict<T>;
+    try {
+      verdict = await hook.verify(request, raw, secret, deps.clock());
+    } catch (err) {
+      // Signed, but not the vendor's webhook (400): shown by `connectors test` like a refusal.
+      if (err instanceof ApiError) await note(`${hook.vendor} delivery: ${err.message}`);
+      throw err;
+    }
     if (!verdict.ok) {
       await note(`signature ${verdict.reason}`);
       return refuse(request, reply, new ApiError("invalid_signature", { reason: verdict.reason }));

@@ -226,6 +226,11 @@ describe("POST /api/hooks/calcom/<connector id>", () => {
       [400, "body: a Cal.com webhook carries triggerEvent, createdAt and payload"],
     );
     assert.equal(await stored(env, a, "connector_deliveries"), 0);
+    const after = await testConnector(env.db, testSecrets, { account: a.accountId, id: a.connectorId });
+    assert.equal(
+      after.last_error,
+      "Cal.com delivery: body: a Cal.com webhook carries triggerEvent, createdAt and payload",
+    );
   });
 
   test("a delivery lands only in its connector's account; removed or other-kind ids are 404", async () => {
