@@ -45,13 +45,15 @@ export function registerCalcomHookRoute(app: FastifyInstance, deps: HookDeps): v
       const verdict = verifyCalcomSignature(secret, raw, typeof header === "string" ? header : undefined);
       return verdict.ok ? { ok: true, delivery: calcomEnvelope(raw) } : verdict;
     },
-    async store(tx, accountId, { connectorId, delivery, at }) {
-      const outcome = await storeBookingDelivery(tx, accountId, {
-        connectorId,
-        deliveryId: calcomDeliveryId(delivery),
-        at,
-        actionIn: (timezone) => calcomAction(delivery, timezone),
-      });
+    async store(accountId, { connectorId, delivery, at }) {
+      const outcome = await deps.db.tenant(accountId, (tx) =>
+        storeBookingDelivery(tx, accountId, {
+          connectorId,
+          deliveryId: calcomDeliveryId(delivery),
+          at,
+          actionIn: (timezone) => calcomAction(delivery, timezone),
+        }),
+      );
       return {
         duplicate: outcome.outcome === "duplicate",
         data: { received: calcomDeliveryId(delivery), type: delivery.triggerEvent, ...outcome },

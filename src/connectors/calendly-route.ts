@@ -39,13 +39,15 @@ export function registerCalendlyHookRoute(app: FastifyInstance, deps: HookDeps):
       );
       return verdict.ok ? { ok: true, delivery: calendlyEnvelope(raw) } : verdict;
     },
-    async store(tx, accountId, { connectorId, delivery, at }) {
-      const outcome = await storeBookingDelivery(tx, accountId, {
-        connectorId,
-        deliveryId: calendlyDeliveryId(delivery),
-        at,
-        actionIn: (timezone) => calendlyAction(delivery, timezone),
-      });
+    async store(accountId, { connectorId, delivery, at }) {
+      const outcome = await deps.db.tenant(accountId, (tx) =>
+        storeBookingDelivery(tx, accountId, {
+          connectorId,
+          deliveryId: calendlyDeliveryId(delivery),
+          at,
+          actionIn: (timezone) => calendlyAction(delivery, timezone),
+        }),
+      );
       return {
         duplicate: outcome.outcome === "duplicate",
         data: { received: calendlyDeliveryId(delivery), type: delivery.event, ...outcome },

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type ConnectorKind, connectorSecretContext } from "../admin/connectors.ts";
 import { type SecretBox, SecretBoxError } from "../crypto/secret-box.ts";
-import type { Database, Sql } from "../db/client.ts";
+import type { Database } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
 import { failedAuthThrottle } from "../http/failed-auth.ts";
 import type { CounterStore } from "../http/rate-limiter.ts";
@@ -29,11 +29,13 @@ export interface HookKind<T> {
   vendor: string;
   /** The signature checked on the raw body, then the body read (an ApiError: a 400). */
   verify(request: FastifyRequest, raw: string, secret: string, now: Date): Promise<HookVerdict<T>>;
-  /** Stores the delivery in the account's transaction; `duplicate` when it was already taken. */
+  /**
+   * Stores the delivery for the account (in a transaction of its own, or a group commit's) and
+   * answers after the commit; `duplicate` when it was already taken.
+   */
   store(
-    tx: Sql,
     accountId: string,
-    params: { connectorId: string; delivery: T; at: Date; secrets: SecretBox },
+    params: { connectorId: string; delivery: T; at: Date },
   ): Promise<{ duplicate: boolean; data: Record<string, unknown> }>;
   /** How a delivery is named in the connector's last error ("invitee.created <uri>"). */
   label(delivery: T): string;
@@ -43,8 +45,7 @@ export interface HookKind<T> {
  * `POST {site_url}/api/hooks/<kind>/<connector id>`, the steps every vendor hook shares
  * (docs/connectors.md): the failed-auth gate, the connector's account found from its id and kind,
  * its signing secret opened, the vendor's signature checked on the raw body before anything is read
- * or written, the delivery stored in the account's transaction, and the connector's last event or
- * last error recorded. Answers 200 taken or acknowledged; 401 invalid_signature, nothing stored;
+ * or written, the delivery stored, and the connector's last event or last error recorded. Answers 200 taken or acknowledged; 401 invalid_signature, nothing stored;
  * 404 not_found for an id that is no connector of this kind (counted as a failed attempt, so ids
  * cannot be probed faster than keys).
  */
@@ -97,14 +98,11 @@ export function registerConnectorHookRoute<T>(app: FastifyInstance, deps: HookDe
     }
 
     try {
-      const stored = await deps.db.tenant(accountId, (tx) =>
-        hook.store(tx, accountId, {
-          connectorId,
-          delivery: verdict.delivery,
-          at: deps.clock(),
-          secrets: deps.secrets,
-        }),
-      );
+      const stored = await hook.store(accountId, {
+        connectorId,
+        delivery: verdict.delivery,
+        at: deps.clock(),
+      });
       // After the commit, on its own: inside the delivery's transaction, the connector's row stayed
       // locked until its commit and concurrent deliveries queued behind it (10 connections: 15
       // deliveries/s, nearly all of them waiting on that lock).
