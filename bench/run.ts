@@ -21,6 +21,7 @@ const SUITES = [
   "app",
   "soak",
   "webhooks",
+  "spend-sync",
 ] as const;
 
 const asked = process.argv.slice(2);
