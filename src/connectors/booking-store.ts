@@ -1,24 +1,16 @@
 import type { Sql } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
-import { validationMessage } from "../http/pipeline.ts";
-import { type CrmEvent, crmEventSchema } from "../ingest/crm-event.ts";
 import { type IngestResult, ingestCrmEvents } from "../ingest/ingest-events.ts";
 import { accountTimezone } from "../queries/account-timezone.ts";
 import { claimConnectorDelivery } from "../queries/claim-connector-delivery.ts";
 import { removeEvents } from "../queries/remove-events.ts";
 import type { BookingAction } from "./booking-action.ts";
+import { validEvent } from "./stripe-store.ts";
 
 export type BookingOutcome =
   | ({ outcome: "stored"; removed: number } & IngestResult)
   | { outcome: "duplicate" }
   | { outcome: "ignored"; reason: string };
-
-/** A mapped event checked as the webhook's are: a payload we cannot store is a 400, nothing stored. */
-function validEvent(event: CrmEvent): CrmEvent {
-  const parsed = crmEventSchema.safeParse(event);
-  if (!parsed.success) throw ApiError.validation(validationMessage(parsed.error));
-  return parsed.data;
-}
 
 /**
  * Stores what one scheduling-tool delivery carries (Calendly, Cal.com), in the caller's
