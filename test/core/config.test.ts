@@ -29,6 +29,9 @@ test("defaults follow CONTRACT.md", () => {
       adNetwork: "meta",
       metaApiUrl: "https://graph.facebook.com/v21.0",
       metaAccessToken: null,
+      googleAdsApiUrl: "https://googleads.googleapis.com/v21",
+      googleOauthTokenUrl: "https://oauth2.googleapis.com/token",
+      spendSyncIntervalSeconds: 0,
       trustProxy: null,
       loadShedding: {
         maxEventLoopDelayMs: 1000,
@@ -62,6 +65,20 @@ test("values are read and checked; empty variables count as unset", () => {
   assert.equal(config.siteUrl, "https://track.example.com");
   assert.equal(config.databaseUrl, "postgres://u@h:5432/db");
   assert.equal(config.statementTimeoutMs, 15_000);
+});
+
+test("SPEND_SYNC_INTERVAL_SECONDS: off unless set; the spend APIs' URLs default to the vendors'", () => {
+  const unset = loadConfig({});
+  assert.equal(unset.spendSyncIntervalSeconds, 0);
+  assert.equal(unset.googleAdsApiUrl, "https://googleads.googleapis.com/v21");
+  assert.equal(unset.googleOauthTokenUrl, "https://oauth2.googleapis.com/token");
+  const set = loadConfig({
+    SPEND_SYNC_INTERVAL_SECONDS: "3600",
+    GOOGLE_ADS_API_URL: "http://127.0.0.1:9/ads",
+  });
+  assert.equal(set.spendSyncIntervalSeconds, 3600);
+  assert.equal(set.googleAdsApiUrl, "http://127.0.0.1:9/ads");
+  assert.throws(() => loadConfig({ SPEND_SYNC_INTERVAL_SECONDS: "-1" }), /SPEND_SYNC_INTERVAL_SECONDS/);
 });
 
 test("LOG_FORMAT unset: pretty on a terminal, JSON lines for a service manager or a pipe", () => {
