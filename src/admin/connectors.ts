@@ -117,7 +117,9 @@ async function connectorRows(db: Database, account: string, id: string | null): 
     return rows<ConnectorRow>(
       tx,
       sql`
-        select id::text as id, kind, secret_sealed, ${iso("created_at")} as created_at,
+        -- Spend kinds have no signing secret: connectors test checks that their sealed credentials open.
+        select id::text as id, kind, coalesce(secret_sealed, credentials_sealed) as secret_sealed,
+               ${iso("created_at")} as created_at,
                ${iso("last_event_at")} as last_event_at, ${iso("last_sync_at")} as last_sync_at,
                last_error, ${iso("last_error_at")} as last_error_at
         from connectors

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { sql } from "drizzle-orm";
-import { addConnector, listConnectors } from "../../src/admin/connectors.ts";
+import { addConnector, listConnectors, testConnector } from "../../src/admin/connectors.ts";
 import { DEFAULT_SPEND_HTTP, type SpendHttp } from "../../src/connectors/spend-http.ts";
 import { type SpendSyncDeps, syncSpend } from "../../src/connectors/spend-sync.ts";
 import { rows } from "../../src/db/client.ts";
@@ -120,6 +120,9 @@ test("meta: every page of insights lands in /ads/spend; the token never leaves t
   assert.equal(data.length, 3);
   const state = await connectorState(account.accountId);
   assert.equal(state?.last_sync_at, "2026-03-03T12:00:00.000Z");
+  // `connectors test`: the sealed credentials open with this instance's keys, and nothing failed since.
+  const tested = await testConnector(env.db, testSecrets, { account: account.accountId, id: connector });
+  assert.deepEqual([tested.ok, tested.secret, tested.last_error], [true, "ok", null]);
   assert.equal(state?.last_error, null);
   assert.ok(
     !JSON.stringify(await listConnectors(env.db, TEST_SITE_URL, { account: account.accountId })).includes(
