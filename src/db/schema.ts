@@ -233,7 +233,7 @@ export const adSpendDaily = pgTable(
     reach: integer("reach").notNull().default(0),
     currency: text("currency"),
     updatedAt: updatedAt(),
-    /** The spend connector (ad account) that synced the row; null: imported (migration 0034). */
+    /** The spend connector (ad account) that synced the row; null: imported (migration 0032). */
     connectorId: uuid("connector_id"),
   },
   (t) => [

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 
-/** Every account's Meta and Google connectors (migration 0034), for the sync schedule; administration only. */
+/** Every account's Meta and Google connectors (migration 0032), for the sync schedule; administration only. */
 export async function spendConnectors(
   db: Sql,
 ): Promise<{ accountId: string; id: string; kind: "meta" | "google" }[]> {
