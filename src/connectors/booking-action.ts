@@ -1,4 +1,5 @@
 import type { CrmEvent } from "../ingest/crm-event.ts";
+import { wallClockIn } from "../reports/window.ts";
 
 /*
  * What a scheduling tool's delivery becomes (Calendly, Cal.com; docs/connectors.md): events to
@@ -30,33 +31,12 @@ export function instant(v: unknown): string | null {
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }
 
-/*
- * Formatters are kept per timezone: building one costs ~100 µs (src/reports/window.ts measured it),
- * more than the rest of a delivery's mapping.
- */
-const formats = new Map<string, Intl.DateTimeFormat>();
-
 /**
  * A meeting's start as the account reads it: `booking_date` / `booking_time` are calendar values in
  * the account's timezone (reports place meetings on that day, and `meets_at` is read back with it).
  */
 export function localDateTime(iso: string, timezone: string): { date: string; time: string } {
-  let format = formats.get(timezone);
-  if (!format) {
-    format = new Intl.DateTimeFormat("en-CA", {
-      timeZone: timezone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-    });
-    formats.set(timezone, format);
-  }
-  const parts: Record<string, string> = {};
-  for (const p of format.formatToParts(new Date(iso))) parts[p.type] = p.value;
-  return { date: `${parts.year}-${parts.month}-${parts.day}`, time: `${parts.hour}:${parts.minute}` };
+  return wallClockIn(timezone, new Date(iso));
 }
 
 const UTM = ["utm_source", "utm_medium", "utm_campaign", "utm_content", "utm_term"] as const;

@@ -146,6 +146,13 @@ function formatIn(kind: "day" | "instant", timezone: string): Intl.DateTimeForma
   return format;
 }
 
+/** The calendar day (YYYY-MM-DD) and the clock time (HH:MM, 00–23) of an instant in a timezone. */
+export function wallClockIn(timezone: string, at: Date): { date: string; time: string } {
+  const parts: Record<string, string> = {};
+  for (const p of formatIn("instant", timezone).formatToParts(at)) parts[p.type] = p.value;
+  return { date: `${parts.year}-${parts.month}-${parts.day}`, time: `${parts.hour}:${parts.minute}` };
+}
+
 /** Today's calendar date in a timezone. */
 export function dateIn(timezone: string, at: Date): string {
   return formatIn("day", timezone).format(at);
