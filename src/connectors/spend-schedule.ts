@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { runPeriodically } from "../periodic.ts";
 import { spendConnectors } from "../queries/spend-connectors.ts";
 import { type SpendSyncDeps, syncSpend } from "./spend-sync.ts";
 
@@ -8,8 +9,6 @@ import { type SpendSyncDeps, syncSpend } from "./spend-sync.ts";
  * sync is logged and recorded on its connector (last_error); the others and the server go on.
  */
 export function scheduleSpendSync(deps: SpendSyncDeps, options: { intervalMs: number; logger: Logger }) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
   let stopped = false;
   const runAll = async () => {
     const connectors = await deps.db.admin(null, (tx) => spendConnectors(tx));
@@ -26,23 +25,12 @@ export function scheduleSpendSync(deps: SpendSyncDeps, options: { intervalMs: nu
       }
     }
   };
-  const tick = () => {
-    running = runAll()
-      .catch((err: unknown) => options.logger.error({ err }, "ad spend sync failed"))
-      .finally(() => {
-        if (!stopped) schedule();
-      });
-  };
-  const schedule = () => {
-    timer = setTimeout(tick, options.intervalMs);
-    timer.unref();
-  };
-  if (options.intervalMs > 0) schedule();
+  const periodic = runPeriodically(runAll, { ...options, failure: "ad spend sync failed" });
   return {
-    async stop() {
+    // A stop between two connectors' syncs does not wait for the rest of the accounts.
+    stop() {
       stopped = true;
-      clearTimeout(timer);
-      await running;
+      return periodic.stop();
     },
   };
 }

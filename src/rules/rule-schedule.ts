@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { runPeriodically } from "../periodic.ts";
 import { type RuleEngineDeps, runRules } from "./rule-engine.ts";
 
 /**
@@ -6,30 +7,12 @@ import { type RuleEngineDeps, runRules } from "./rule-engine.ts";
  * evaluation after the other; a failed evaluation is logged and the next one runs as planned.
  */
 export function scheduleRules(deps: RuleEngineDeps, options: { intervalMs: number; logger: Logger }) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
-  let stopped = false;
-  const tick = () => {
-    running = runRules(deps)
-      .then((outcomes) => {
-        const acted = outcomes.filter((o) => o.actions.length > 0).length;
-        options.logger.info({ rules: outcomes.length, acted }, "ad rules evaluated");
-      })
-      .catch((err: unknown) => options.logger.error({ err }, "ad rule evaluation failed"))
-      .finally(() => {
-        if (!stopped) schedule();
-      });
-  };
-  const schedule = () => {
-    timer = setTimeout(tick, options.intervalMs);
-    timer.unref();
-  };
-  if (options.intervalMs > 0) schedule();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+  return runPeriodically(
+    async () => {
+      const outcomes = await runRules(deps);
+      const acted = outcomes.filter((o) => o.actions.length > 0).length;
+      options.logger.info({ rules: outcomes.length, acted }, "ad rules evaluated");
     },
-  };
+    { ...options, failure: "ad rule evaluation failed" },
+  );
 }
