@@ -66,22 +66,29 @@ function touchKey(level: CreditLevel): SQL {
 }
 
 /**
- * What a level reads beside the touchpoint, and which touchpoints can be touches at all: at the ad
- * and campaign levels only those with a resolved ad, so the per-contact reads use the partial index
- * of ad touches (touchpoints_ad_touch_idx) and the campaign is a join, not a probe per touch.
+ * What a level reads beside the touchpoint (`ad`, for the campaign: a join, not a probe per touch),
+ * and which touchpoints can be touches at all: at the ad and campaign levels only those with a
+ * resolved ad, so the per-contact reads use the partial index of ad touches
+ * (touchpoints_ad_touch_idx).
  */
-function levelScope(accountId: string, level: CreditLevel): { join: SQL; filter: SQL } {
+function levelJoin(accountId: string, level: CreditLevel): SQL {
+  switch (level) {
+    case "campaign":
+      return sql`left join ads ad on ad.account_id = ${accountId} and ad.platform = tp.resolved_platform
+          and ad.ad_id = tp.resolved_ad_id`;
+    case "ad":
+    case "channel":
+      return sql``;
+  }
+}
+
+function levelFilter(level: CreditLevel): SQL {
   switch (level) {
     case "ad":
-      return { join: sql``, filter: sql`and tp.resolved_ad_id is not null` };
     case "campaign":
-      return {
-        join: sql`left join ads ad on ad.account_id = ${accountId} and ad.platform = tp.resolved_platform
-          and ad.ad_id = tp.resolved_ad_id`,
-        filter: sql`and tp.resolved_ad_id is not null`,
-      };
+      return sql`and tp.resolved_ad_id is not null`;
     case "channel":
-      return { join: sql``, filter: sql`` };
+      return sql``;
   }
 }
 
@@ -105,7 +112,6 @@ export async function saleJourneys(
   params: JourneysParams,
 ): Promise<SaleJourneyRow[]> {
   const w = params.window;
-  const scope = levelScope(accountId, params.level);
   return rows<SaleJourneyRow>(
     db,
     sql`
@@ -122,10 +128,10 @@ export async function saleJourneys(
       from s
       join lateral (
         select ${touchKey(params.level)} as key, tp.occurred_at as at
-        from touchpoints tp ${scope.join}
+        from touchpoints tp ${levelJoin(accountId, params.level)}
         where tp.account_id = ${accountId} and tp.contact_id = s.contact_id
           and tp.occurred_at <= s.at and tp.occurred_at >= s.at - ${params.lookbackDays}::int * interval '1 day'
-          ${scope.filter} and ${OWN_SIGNAL(accountId)}
+          ${levelFilter(params.level)} and ${OWN_SIGNAL(accountId)}
       ) t on t.key is not null
     )
     select s.id as sale_id, ${epochMs(sql`s.at`)} as at, s.revenue::float8 as revenue, s.net::float8 as net,
@@ -147,7 +153,6 @@ export async function unconvertedPaths(
   params: JourneysParams,
 ): Promise<UnconvertedPathRow[]> {
   const w = params.window;
-  const scope = levelScope(accountId, params.level);
   return rows<UnconvertedPathRow>(
     db,
     sql`
@@ -159,8 +164,8 @@ export async function unconvertedPaths(
     ),
     t as (
       select tp.contact_id, ${touchKey(params.level)} as key, tp.occurred_at as at
-      from touchpoints tp ${scope.join}
-      where tp.account_id = ${accountId} and tp.contact_id is not null ${scope.filter}
+      from touchpoints tp ${levelJoin(accountId, params.level)}
+      where tp.account_id = ${accountId} and tp.contact_id is not null ${levelFilter(params.level)}
         and tp.occurred_at >= ${w.start}::timestamptz - ${params.lookbackDays}::int * interval '1 day'
         and tp.occurred_at < ${w.end}::timestamptz
         and ${OWN_SIGNAL(accountId)}
