@@ -166,6 +166,19 @@ export async function removeConnector(db: Database, input: z.input<typeof connec
 }
 
 /**
+ * Whether a connector's last error is its current state: an error older than the last delivery
+ * taken (or sync done) is history. Settings → connections marks errors with the same rule.
+ */
+export function errorIsCurrent(c: {
+  last_event_at: string | null;
+  last_sync_at: string | null;
+  last_error_at: string | null;
+}): boolean {
+  const lastGood = c.last_event_at ?? c.last_sync_at;
+  return c.last_error_at !== null && (lastGood === null || c.last_error_at > lastGood);
+}
+
+/**
  * Checks a connector without calling the vendor: its sealed secret still opens with this instance's
  * keys (a wrong SECRET_KEYS would refuse every delivery), and what it last received or refused.
  */
@@ -182,9 +195,7 @@ export async function testConnector(db: Database, secrets: SecretBox, input: z.i
       secret = "unreadable";
     }
   }
-  // An error older than the last delivery taken is history, not the current state.
-  const lastGood = c.last_event_at ?? c.last_sync_at;
-  const failing = c.last_error_at !== null && (lastGood === null || c.last_error_at > lastGood);
+  const failing = errorIsCurrent(c);
   const ok = (secret === "ok" || !WEBHOOK_KINDS.has(c.kind)) && !failing;
   return {
     id,

@@ -2,6 +2,7 @@ import cookie from "@fastify/cookie";
 import type { FastifyInstance } from "fastify";
 import { registerApiKeysRoutes } from "./api-keys-routes.tsx";
 import { registerAssets } from "./assets.ts";
+import { registerConnectionsRoutes } from "./connections-routes.tsx";
 import { reportPages } from "./pages/index.ts";
 import { registerReportPage } from "./report-page.tsx";
 import { serverErrorPage } from "./send-page.tsx";
@@ -74,6 +75,7 @@ export async function registerWebApp(app: FastifyInstance, deps: WebDeps): Promi
     registerApiKeysRoutes(web, deps);
     registerSettingsRoutes(web, deps);
     registerTrackingSettings(web, deps);
+    registerConnectionsRoutes(web, deps);
     for (const page of reportPages) registerReportPage(web, deps, page);
   });
 }

@@ -2,9 +2,10 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
+import { addConnector } from "../../src/admin/connectors.ts";
 import { addMember } from "../../src/admin/members.ts";
 import { rows } from "../../src/db/client.ts";
-import { seedAccount, useTestApp } from "../helpers/harness.ts";
+import { seedAccount, TEST_SITE_URL, testSecrets, useTestApp } from "../helpers/harness.ts";
 import { at, loadFixture } from "../helpers/report-fixtures.ts";
 import { signedIn } from "../helpers/web.ts";
 
@@ -36,6 +37,7 @@ async function stateOf(accountId: string): Promise<string> {
         (select count(*)::int from members where account_id = ${accountId}) as members,
         (select string_agg(role, ',' order by user_id) from members where account_id = ${accountId}) as roles,
         (select count(*)::int from tracking_hosts where account_id = ${accountId}) as hosts,
+        (select count(*)::int from connectors where account_id = ${accountId}) as connectors,
         (select name || timezone from accounts where id = ${accountId}) as account,
         (select count(*)::int from web_sessions) as sessions`,
     ),
@@ -52,6 +54,8 @@ describe("every route of the application", () => {
       "/settings/api-keys",
       "/settings/members",
       "/settings/tracking",
+      "/settings/connections",
+      "/settings/connections/:id/remove",
       "/settings/account",
       "/reports/attribution",
       "/calls/view",
@@ -63,6 +67,8 @@ describe("every route of the application", () => {
       "/settings/api-keys",
       "/settings/api-keys/:id/revoke",
       "/settings/members/remove",
+      "/settings/connections",
+      "/settings/connections/:id/remove",
     ])
       assert.ok(posts.includes(form), form);
     assert.ok(gets.length >= 18 && posts.length >= 10, `${gets.length} pages, ${posts.length} forms`);
@@ -91,6 +97,7 @@ describe("every route of the application", () => {
       role: "member",
       current: "owner",
       host: "track.changed.test",
+      kind: "calendly",
       account: account.accountId,
       everywhere: "1",
       password: "a long enough password",
@@ -135,6 +142,10 @@ describe("every route of the application", () => {
     const mine = await seedAccount(env.db, { name: "Mine Co" });
     const theirs = await seedAccount(env.db, { name: "Zeta Hidden Co" });
     const theirKey = await theirs.key(["read:icp"]);
+    const theirHook = await addConnector(env.db, testSecrets, TEST_SITE_URL, {
+      account: theirs.accountId,
+      kind: "calendly",
+    });
     await env.db.admin(theirs.accountId, (tx) =>
       addMember(tx, theirs.accountId, "hidden.member@zeta.test", "admin"),
     );
@@ -156,6 +167,8 @@ describe("every route of the application", () => {
       "zeta.lead@zeta.test",
       theirs.owner,
       theirs.accountId,
+      theirHook.id,
+      theirHook.secret ?? "",
     ];
     const pages = [
       ...routesOf("GET").map(concrete),

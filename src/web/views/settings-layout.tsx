@@ -6,6 +6,7 @@ const TABS = [
   { href: "/settings/api-keys", label: "API keys" },
   { href: "/settings/members", label: "Members" },
   { href: "/settings/tracking", label: "Tracking" },
+  { href: "/settings/connections", label: "Connections" },
   { href: "/settings/account", label: "Account" },
 ] as const;
 
