@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { addConnector } from "../../src/admin/connectors.ts";
 import { inviteMember } from "../../src/admin/members.ts";
 import { rows } from "../../src/db/client.ts";
 import { createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
@@ -15,7 +16,9 @@ import {
   openTestDatabase,
   type SeededAccount,
   seedAccount,
+  TEST_SITE_URL,
   type TestApp,
+  testSecrets,
 } from "../helpers/harness.ts";
 import { at, loadFixture } from "../helpers/report-fixtures.ts";
 
@@ -233,6 +236,8 @@ describe("the application in Chromium", { skip: browserSkip }, () => {
     try {
       await axeContext.addCookies((await context.cookies()).filter((c) => c.name === "ascribe_session"));
       const axePage = await axeContext.newPage();
+      // A connection, so its page is checked with a row and its remove link.
+      await addConnector(db, testSecrets, TEST_SITE_URL, { account: account.accountId, kind: "calendly" });
       const pages = [
         "/?from=2026-11-01&to=2026-11-20",
         "/reports/attribution?from=2026-11-01&to=2026-11-20",
@@ -244,6 +249,7 @@ describe("the application in Chromium", { skip: browserSkip }, () => {
         "/settings/api-keys",
         "/settings/members",
         "/settings/tracking",
+        "/settings/connections",
         "/settings/account",
       ];
       const problems: string[] = [];
