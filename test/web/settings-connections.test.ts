@@ -4,6 +4,7 @@ import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import { addConnector, connectorSecretContext } from "../../src/admin/connectors.ts";
 import { addMember } from "../../src/admin/members.ts";
+import { createSecretBox } from "../../src/crypto/secret-box.ts";
 import { rows } from "../../src/db/client.ts";
 import { seedAccount, TEST_SITE_URL, testSecrets, useTestApp } from "../helpers/harness.ts";
 import { signedIn, type WebSession } from "../helpers/web.ts";
@@ -165,6 +166,21 @@ describe("Settings → connections: the list", () => {
       accessToken: META_TOKEN,
     });
     assert.equal(rowOf((await web.get("/settings/connections")).body, meta.id)[7], "never synced");
+  });
+
+  test("a connection sealed with keys this instance no longer has is failing, and says why", async () => {
+    const account = await seedAccount(env.db);
+    const lostKeys = createSecretBox([{ id: "test", key: Buffer.alloc(32, 4) }]);
+    const stripe = await addConnector(env.db, lostKeys, TEST_SITE_URL, {
+      account: account.accountId,
+      kind: "stripe",
+      secret: STRIPE_SECRET,
+    });
+    const web = await signedIn(env.app, env.db, account.owner);
+    assert.equal(
+      rowOf((await web.get("/settings/connections")).body, stripe.id)[7],
+      "failing: its sealed secret does not open with this instance's keys (ASCRIBE_SECRET_KEYS)",
+    );
   });
 });
 
