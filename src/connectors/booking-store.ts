@@ -2,7 +2,7 @@ import type { Sql } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
 import { type IngestResult, ingestCrmEvents } from "../ingest/ingest-events.ts";
 import { accountTimezone } from "../queries/account-timezone.ts";
-import { claimConnectorDelivery } from "../queries/claim-connector-delivery.ts";
+import { claimConnectorDeliveries } from "../queries/claim-connector-delivery.ts";
 import { removeEvents } from "../queries/remove-events.ts";
 import type { BookingAction } from "./booking-action.ts";
 import { validEvent } from "./stripe-store.ts";
@@ -30,8 +30,10 @@ export async function storeBookingDelivery(
   },
 ): Promise<BookingOutcome> {
   const { connectorId, deliveryId, at } = params;
-  if (!(await claimConnectorDelivery(tx, accountId, { connectorId, deliveryId, receivedAt: at })))
-    return { outcome: "duplicate" };
+  const [claimed] = await claimConnectorDeliveries(tx, accountId, {
+    deliveries: [{ connectorId, deliveryId, receivedAt: at }],
+  });
+  if (!claimed) return { outcome: "duplicate" };
   const timezone = await accountTimezone(tx, accountId);
   if (!timezone) throw new ApiError("not_found", {}, "the connector's account is gone");
   const action = params.actionIn(timezone);

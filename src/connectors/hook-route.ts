@@ -5,9 +5,10 @@ import type { Database } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
 import { failedAuthThrottle } from "../http/failed-auth.ts";
 import type { CounterStore } from "../http/rate-limiter.ts";
+import { createGroupCommit } from "../ingest/group-commit.ts";
 import { connectorAccount } from "../queries/connector-account.ts";
 import { connectorSealedSecret } from "../queries/connector-secret.ts";
-import { recordConnectorOutcome } from "../queries/record-connector-outcome.ts";
+import { type ConnectorOutcome, recordConnectorOutcomes } from "../queries/record-connector-outcome.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** No account has this id: the connector's account is not known yet when it is looked up. */
@@ -54,6 +55,14 @@ export function registerConnectorHookRoute<T>(app: FastifyInstance, deps: HookDe
     throw await failedAuthThrottle(deps.counters, request.ip).fail(reply, error);
   };
 
+  // Outside the delivery's transaction (inside it, the connector's row stayed locked until its commit
+  // and concurrent deliveries queued behind it: 10 connections, 15 deliveries/s, nearly all waiting
+  // on that lock), and the outcomes that arrive together recorded by one statement.
+  const outcomes = createGroupCommit<ConnectorOutcome, void>(async (accountId, items) => {
+    await deps.db.tenant(accountId, (tx) => recordConnectorOutcomes(tx, accountId, { outcomes: items }));
+    return items.map(() => undefined);
+  });
+
   app.post(`/api/hooks/${hook.kind}/:connectorId`, async (request, reply) => {
     await failedAuthThrottle(deps.counters, request.ip).gate(reply);
     const { connectorId } = request.params as { connectorId: string };
@@ -65,9 +74,7 @@ export function registerConnectorHookRoute<T>(app: FastifyInstance, deps: HookDe
     if (!accountId) return refuse(request, reply, unknown);
 
     const note = (error: string | null) =>
-      deps.db.tenant(accountId, (tx) =>
-        recordConnectorOutcome(tx, accountId, { connectorId, at: deps.clock(), error }),
-      );
+      outcomes.submit(accountId, { connectorId, at: deps.clock(), error });
 
     const sealed = await deps.db.read(accountId, (tx) =>
       connectorSealedSecret(tx, accountId, { id: connectorId }),
@@ -103,9 +110,6 @@ export function registerConnectorHookRoute<T>(app: FastifyInstance, deps: HookDe
         delivery: verdict.delivery,
         at: deps.clock(),
       });
-      // After the commit, on its own: inside the delivery's transaction, the connector's row stayed
-      // locked until its commit and concurrent deliveries queued behind it (10 connections: 15
-      // deliveries/s, nearly all of them waiting on that lock).
       if (!stored.duplicate) await note(null);
       return { data: stored.data };
     } catch (err) {

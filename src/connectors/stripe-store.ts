@@ -5,7 +5,7 @@ import { importKinds } from "../import/kinds.ts";
 import { type CrmEvent, crmEventSchema } from "../ingest/crm-event.ts";
 import { purchaseRecordSchema } from "../ingest/import-records.ts";
 import { type EventOutcome, type IngestResult, ingestCrmEventsById } from "../ingest/ingest-events.ts";
-import { claimConnectorDelivery } from "../queries/claim-connector-delivery.ts";
+import { claimConnectorDeliveries } from "../queries/claim-connector-delivery.ts";
 import { saleOfPayment } from "../queries/sale-of-payment.ts";
 import { eventHashes } from "../queries/upsert-event.ts";
 import type { AdjustmentAction, SaleAction, StripeAction } from "./stripe-events.ts";
@@ -81,13 +81,15 @@ export async function storeStripeDeliveries(
   const outcomes: StripeOutcome[] = [];
   const rounds: { index: number; action: SaleAction | AdjustmentAction }[][] = [];
   const seen = new Map<string, number>();
-  for (const [index, d] of deliveries.entries()) {
-    const claimed = await claimConnectorDelivery(tx, accountId, {
+  const claims = await claimConnectorDeliveries(tx, accountId, {
+    deliveries: deliveries.map((d) => ({
       connectorId: d.connectorId,
       deliveryId: d.deliveryId,
       receivedAt: d.at,
-    });
-    if (!claimed) outcomes[index] = { outcome: "duplicate" };
+    })),
+  });
+  for (const [index, d] of deliveries.entries()) {
+    if (!claims[index]) outcomes[index] = { outcome: "duplicate" };
     else if (d.action.kind === "ignored") outcomes[index] = { outcome: "ignored", reason: d.action.reason };
     else {
       const id = eventIdOf(d.action);

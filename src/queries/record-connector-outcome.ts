@@ -1,25 +1,44 @@
 import { sql } from "drizzle-orm";
 import type { Sql } from "../db/client.ts";
 
+export interface ConnectorOutcome {
+  connectorId: string;
+  at: Date;
+  /** Null: a delivery taken; else why one was refused (never the secret or the payload). */
+  error: string | null;
+}
+
 /**
- * What a connector last did, for `ascribe connectors list|test`: a delivery taken (last_event_at),
- * or one refused (last_error and its time; the message never carries the secret or the payload).
+ * What connectors last did, for `ascribe connectors list|test`, in one statement for a batch of
+ * outcomes: a delivery taken moves `last_event_at` forward (deliveries finish out of order: the
+ * latest time stays); a refusal sets `last_error`, the batch's last one winning.
  */
-export async function recordConnectorOutcome(
+export async function recordConnectorOutcomes(
   db: Sql,
   accountId: string,
-  params: { connectorId: string; at: Date; error: string | null },
+  params: { outcomes: readonly ConnectorOutcome[] },
 ): Promise<void> {
-  const at = params.at.toISOString();
-  await db.execute(
-    params.error === null
-      ? sql`
-          update connectors set last_event_at = ${at}::timestamptz
-          where account_id = ${accountId} and id = ${params.connectorId}::uuid
-            -- Deliveries finish out of order: the latest time stays.
-            and (last_event_at is null or last_event_at < ${at}::timestamptz)`
-      : sql`
-          update connectors set last_error = ${params.error}, last_error_at = ${at}::timestamptz
-          where account_id = ${accountId} and id = ${params.connectorId}::uuid`,
+  if (params.outcomes.length === 0) return;
+  const batch = JSON.stringify(
+    params.outcomes.map((o, n) => ({
+      n,
+      connector_id: o.connectorId,
+      at: o.at.toISOString(),
+      error: o.error,
+    })),
   );
+  await db.execute(sql`
+    update connectors c
+    set last_event_at = greatest(c.last_event_at, o.event_at),
+        last_error = coalesce(o.error, c.last_error),
+        last_error_at = coalesce(o.error_at, c.last_error_at)
+    from (
+      select connector_id,
+             max(at) filter (where error is null) as event_at,
+             (array_agg(error order by n desc) filter (where error is not null))[1] as error,
+             (array_agg(at order by n desc) filter (where error is not null))[1] as error_at
+      from jsonb_to_recordset(${batch}::jsonb) as x(n int, connector_id uuid, at timestamptz, error text)
+      group by connector_id
+    ) o
+    where c.account_id = ${accountId} and c.id = o.connector_id`);
 }

@@ -3,7 +3,7 @@ import { after, before, test } from "node:test";
 import { addConnector, listConnectors } from "../../src/admin/connectors.ts";
 import { createSecretBox } from "../../src/crypto/secret-box.ts";
 import type { Database } from "../../src/db/client.ts";
-import { recordConnectorOutcome } from "../../src/queries/record-connector-outcome.ts";
+import { recordConnectorOutcomes } from "../../src/queries/record-connector-outcome.ts";
 import { openTestDatabase, seedAccount } from "../helpers/harness.ts";
 
 /*
@@ -31,7 +31,9 @@ test("last_event_at keeps the latest delivery's time when an earlier one finishe
   });
   const record = (at: string) =>
     db.tenant(a.accountId, (tx) =>
-      recordConnectorOutcome(tx, a.accountId, { connectorId: id, at: new Date(at), error: null }),
+      recordConnectorOutcomes(tx, a.accountId, {
+        outcomes: [{ connectorId: id, at: new Date(at), error: null }],
+      }),
     );
   await record("2026-03-05T10:00:02.000Z");
   await record("2026-03-05T10:00:01.000Z");
@@ -40,4 +42,40 @@ test("last_event_at keeps the latest delivery's time when an earlier one finishe
   await record("2026-03-05T10:00:03.000Z");
   const [later] = await listConnectors(db, "https://ascribe.example.com", { account: a.accountId });
   assert.equal(later?.last_event_at, "2026-03-05T10:00:03.000Z");
+});
+
+test("a batch of outcomes: each connector's latest delivery time and the batch's last error, other connectors untouched", async () => {
+  const a = await seedAccount(db);
+  const add = async () =>
+    (
+      await addConnector(db, secrets, "https://ascribe.example.com", {
+        account: a.accountId,
+        kind: "calendly",
+      })
+    ).id;
+  const [first, second, idle] = [await add(), await add(), await add()];
+  const at = (s: string) => new Date(`2026-03-05T10:00:0${s}.000Z`);
+  await db.tenant(a.accountId, (tx) =>
+    recordConnectorOutcomes(tx, a.accountId, {
+      outcomes: [
+        { connectorId: first, at: at("4"), error: null },
+        { connectorId: first, at: at("5"), error: "signature stale" },
+        { connectorId: second, at: at("1"), error: null },
+        { connectorId: first, at: at("2"), error: null },
+        { connectorId: first, at: at("3"), error: "signature mismatch" },
+      ],
+    }),
+  );
+  const listed = await listConnectors(db, "https://ascribe.example.com", { account: a.accountId });
+  const state = (id: string) => {
+    const c = listed.find((l) => l.id === id);
+    return [c?.last_event_at, c?.last_error, c?.last_error_at];
+  };
+  assert.deepEqual(state(first), [
+    "2026-03-05T10:00:04.000Z",
+    "signature mismatch",
+    "2026-03-05T10:00:03.000Z",
+  ]);
+  assert.deepEqual(state(second), ["2026-03-05T10:00:01.000Z", null, null]);
+  assert.deepEqual(state(idle), [null, null, null]);
 });
