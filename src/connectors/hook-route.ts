@@ -6,8 +6,7 @@ import { ApiError } from "../http/errors.ts";
 import { failedAuthThrottle } from "../http/failed-auth.ts";
 import type { CounterStore } from "../http/rate-limiter.ts";
 import { createGroupCommit } from "../ingest/group-commit.ts";
-import { connectorAccount } from "../queries/connector-account.ts";
-import { connectorSealedSecret } from "../queries/connector-secret.ts";
+import { connectorOfHook } from "../queries/connector-hook.ts";
 import { type ConnectorOutcome, recordConnectorOutcomes } from "../queries/record-connector-outcome.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -68,17 +67,15 @@ export function registerConnectorHookRoute<T>(app: FastifyInstance, deps: HookDe
     const { connectorId } = request.params as { connectorId: string };
     const unknown = new ApiError("not_found", {}, `no ${hook.vendor} connector has this id`);
     if (!UUID.test(connectorId)) return refuse(request, reply, unknown);
-    const accountId = await deps.db.read(NO_ACCOUNT, (tx) =>
-      connectorAccount(tx, { id: connectorId, kind: hook.kind }),
+    const connector = await deps.db.read(NO_ACCOUNT, (tx) =>
+      connectorOfHook(tx, { id: connectorId, kind: hook.kind }),
     );
-    if (!accountId) return refuse(request, reply, unknown);
+    if (!connector) return refuse(request, reply, unknown);
+    const { accountId, sealed } = connector;
 
     const note = (error: string | null) =>
       outcomes.submit(accountId, { connectorId, at: deps.clock(), error });
 
-    const sealed = await deps.db.read(accountId, (tx) =>
-      connectorSealedSecret(tx, accountId, { id: connectorId }),
-    );
     let secret: string | null = null;
     try {
       secret = sealed ? deps.secrets.open(sealed, connectorSecretContext(accountId, connectorId)) : null;
