@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { sql } from "drizzle-orm";
 import { type Database, rows } from "../../src/db/client.ts";
+import { saleEventsQuery } from "../../src/queries/sale-events.ts";
 import { openTestDatabase, seedAccount } from "../helpers/harness.ts";
 
 /*
@@ -42,4 +43,34 @@ test("a contact's last ad touch: a generic plan made on empty tables probes the 
   assert.match(plan, /Index Scan Backward using touchpoints_ad_touch_idx on touchpoints/, plan);
   assert.match(plan, /Index Cond: \(\(account_id = \$1\) AND \(contact_id = \$2\)/, plan);
   assert.doesNotMatch(plan, /Sort/, plan);
+});
+
+/*
+ * Sale counting reads the sales of the contacts an ingest touched. On a fresh database the
+ * statistics still describe empty tables while the first thousands of sales arrive: the read must
+ * still go through the contacts, not walk every sale of the account by type.
+ */
+test("sale counting's read of some contacts goes through the contacts while the statistics describe an empty table", async () => {
+  const { accountId } = await seedAccount(db);
+  await db.admin(accountId, (tx) => tx.execute(sql`analyze events`));
+  const plan = await db.tenant(accountId, async (tx) => {
+    await tx.execute(sql`
+      insert into contacts (account_id, id)
+      select ${accountId}, ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid
+      from generate_series(1, 1500) n`);
+    await tx.execute(sql`
+      insert into events (account_id, id, contact_id, event_type, event_datetime, origin)
+      select ${accountId}, 'sale-' || n, ('00000000-0000-4000-8000-' || lpad((n % 1500 + 1)::text, 12, '0'))::uuid,
+             'sale', timestamptz '2026-03-01' + n * interval '1 minute', 'import'
+      from generate_series(1, 3000) n`);
+    const lines = await rows<{ "QUERY PLAN": string }>(
+      tx,
+      sql`explain (costs off) ${saleEventsQuery(accountId, {
+        contactIds: ["00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"],
+      })}`,
+    );
+    return lines.map((l) => l["QUERY PLAN"]).join("\n");
+  });
+  assert.match(plan, /events_contact_idx/, plan);
+  assert.doesNotMatch(plan, /events_type_datetime_idx/, plan);
 });
