@@ -22,6 +22,7 @@ import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Database } from "./db/client.ts";
 import { observeRequests } from "./http/access-log.ts";
 import type { AuditSink } from "./http/audit.ts";
+import { boundedClose, CLOSE_GRACE_MS } from "./http/bounded-close.ts";
 import { registerCompression } from "./http/compression.ts";
 import { ApiError } from "./http/errors.ts";
 import { registerHealthRoutes } from "./http/health.ts";
@@ -102,6 +103,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // request.ip (throttles, audit, collect's per-IP limit) is the forwarded client only behind these.
     trustProxy: trustProxyOption(deps.trustProxy ?? null),
   });
+
+  boundedClose(app, CLOSE_GRACE_MS);
 
   // Before any route: every route registered from here on is known to the 405 answer.
   const methodIndex = trackRouteMethods(app);

@@ -1,0 +1,19 @@
+import type { FastifyInstance } from "fastify";
+
+/** How long a stop waits for the answers in flight before it closes their connections. */
+export const CLOSE_GRACE_MS = 10_000;
+
+/**
+ * A stop (`app.close()`) lets the answers in flight finish, then closes what is left after
+ * `graceMs`: a connection the server still counts as busy (measured: one left by a client that
+ * abandoned a streamed list stayed until the server's request timeout, 70–250 s) no longer holds
+ * the stop, nor a deploy's restart, for minutes.
+ */
+export function boundedClose(app: FastifyInstance, graceMs: number): void {
+  app.addHook("preClose", (done) => {
+    const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
+    timer.unref();
+    app.server.once("close", () => clearTimeout(timer));
+    done();
+  });
+}
