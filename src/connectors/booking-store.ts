@@ -2,7 +2,7 @@ import type { Sql } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
 import { type IngestResult, ingestCrmEvents } from "../ingest/ingest-events.ts";
 import { accountTimezone } from "../queries/account-timezone.ts";
-import { claimConnectorDeliveries } from "../queries/claim-connector-delivery.ts";
+import { claimConnectorDeliveries } from "../queries/claim-connector-deliveries.ts";
 import { removeEvents } from "../queries/remove-events.ts";
 import type { BookingAction } from "./booking-action.ts";
 import { validEvent } from "./stripe-store.ts";

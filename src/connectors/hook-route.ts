@@ -7,7 +7,7 @@ import { failedAuthThrottle } from "../http/failed-auth.ts";
 import type { CounterStore } from "../http/rate-limiter.ts";
 import { createGroupCommit } from "../ingest/group-commit.ts";
 import { connectorOfHook } from "../queries/connector-hook.ts";
-import { type ConnectorOutcome, recordConnectorOutcomes } from "../queries/record-connector-outcome.ts";
+import { type ConnectorOutcome, recordConnectorOutcomes } from "../queries/record-connector-outcomes.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** No account has this id: the connector's account is not known yet when it is looked up. */

@@ -5,7 +5,7 @@ import { importKinds } from "../import/kinds.ts";
 import { type CrmEvent, crmEventSchema } from "../ingest/crm-event.ts";
 import { purchaseRecordSchema } from "../ingest/import-records.ts";
 import { type EventOutcome, type IngestResult, ingestCrmEventsById } from "../ingest/ingest-events.ts";
-import { claimConnectorDeliveries } from "../queries/claim-connector-delivery.ts";
+import { claimConnectorDeliveries } from "../queries/claim-connector-deliveries.ts";
 import { saleOfPayment } from "../queries/sale-of-payment.ts";
 import { eventHashes } from "../queries/upsert-event.ts";
 import type { AdjustmentAction, SaleAction, StripeAction } from "./stripe-events.ts";

@@ -3,7 +3,7 @@ import { after, before, test } from "node:test";
 import { addConnector, listConnectors } from "../../src/admin/connectors.ts";
 import { createSecretBox } from "../../src/crypto/secret-box.ts";
 import type { Database } from "../../src/db/client.ts";
-import { recordConnectorOutcomes } from "../../src/queries/record-connector-outcome.ts";
+import { recordConnectorOutcomes } from "../../src/queries/record-connector-outcomes.ts";
 import { openTestDatabase, seedAccount } from "../helpers/harness.ts";
 
 /*
