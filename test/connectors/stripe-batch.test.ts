@@ -2,11 +2,10 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import Stripe from "stripe";
-import { addConnector } from "../../src/admin/connectors.ts";
 import { stripeAction } from "../../src/connectors/stripe-events.ts";
 import { storeStripeDeliveries } from "../../src/connectors/stripe-store.ts";
 import { rows } from "../../src/db/client.ts";
-import { seedAccount, TEST_SITE_URL, testSecrets, useTestApp } from "../helpers/harness.ts";
+import { testSecrets, useTestApp } from "../helpers/harness.ts";
 import {
   annChargeRefunded,
   annChargeSucceeded,
@@ -17,6 +16,7 @@ import {
   checkoutCompleted,
   customerCreated,
 } from "./stripe-fixtures.ts";
+import { apiData, type StripeAccount, stripeAccount as stripeAccountOf } from "./stripe-hook-helpers.ts";
 
 /*
  * Stripe deliveries of one account that arrive together are group-committed: one transaction for
@@ -31,23 +31,9 @@ const MARCH = "from=2026-03-01&to=2026-03-31";
 
 type Fixture = typeof checkoutCompleted;
 
-async function stripeAccount() {
-  const account = await seedAccount(env.db);
-  const secret = `whsec_${account.accountId.replaceAll("-", "")}`;
-  const connector = await addConnector(env.db, testSecrets, TEST_SITE_URL, {
-    account: account.accountId,
-    kind: "stripe",
-    secret,
-  });
-  return { ...account, apiKey: await account.key(), connectorId: connector.id, secret };
-}
-type Account = Awaited<ReturnType<typeof stripeAccount>>;
-
-const api = async (a: Account, path: string) => {
-  const r = await env.get(a.apiKey, path);
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.data;
-};
+const stripeAccount = () => stripeAccountOf(env);
+type Account = StripeAccount;
+const api = (a: Account, path: string) => apiData(env, a, path);
 
 /** id, type, amount, status and whether counted, by id. */
 const events = async (a: Account) =>

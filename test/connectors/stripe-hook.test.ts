@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import Stripe from "stripe";
-import { addConnector, removeConnector, testConnector } from "../../src/admin/connectors.ts";
+import { removeConnector, testConnector } from "../../src/admin/connectors.ts";
 import { rows } from "../../src/db/client.ts";
-import { seedAccount, TEST_SITE_URL, testSecrets, useTestApp } from "../helpers/harness.ts";
+import { testSecrets, useTestApp } from "../helpers/harness.ts";
 import {
   annChargeRefunded,
   annChargeSucceeded,
@@ -16,6 +16,7 @@ import {
   checkoutCompleted,
   customerCreated,
 } from "./stripe-fixtures.ts";
+import { apiData, type StripeAccount, stripeAccount as stripeAccountOf } from "./stripe-hook-helpers.ts";
 
 const now = new Date("2026-03-31T12:00:00Z");
 const nowSeconds = Math.floor(now.getTime() / 1000);
@@ -41,24 +42,9 @@ function deliver(connectorId: string, body: unknown, secret: string | null, time
   });
 }
 
-async function stripeAccount() {
-  const account = await seedAccount(env.db);
-  const secret = `whsec_${account.accountId.replaceAll("-", "")}`;
-  const connector = await addConnector(env.db, testSecrets, TEST_SITE_URL, {
-    account: account.accountId,
-    kind: "stripe",
-    secret,
-  });
-  return { ...account, apiKey: await account.key(), connectorId: connector.id, secret };
-}
-
-type Account = Awaited<ReturnType<typeof stripeAccount>>;
-
-const api = async (a: Account, path: string) => {
-  const r = await env.get(a.apiKey, path);
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.data;
-};
+const stripeAccount = () => stripeAccountOf(env);
+type Account = StripeAccount;
+const api = (a: Account, path: string) => apiData(env, a, path);
 
 interface EventRow {
   id: string;
