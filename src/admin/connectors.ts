@@ -179,16 +179,15 @@ export function errorIsCurrent(c: {
 }
 
 /**
- * Checks a connector without calling the vendor: its sealed secret still opens with this instance's
- * keys (a wrong SECRET_KEYS would refuse every delivery), and what it last received or refused.
+ * A connector's check from its row, without calling the vendor: its sealed secret still opens with
+ * this instance's keys (a wrong SECRET_KEYS would refuse every delivery), and what it last
+ * received or refused.
  */
-export async function testConnector(db: Database, secrets: SecretBox, input: z.input<typeof connectorInput>) {
-  const { account, id } = connectorInput.parse(input);
-  const c = await oneConnector(db, account, id);
+function checkOf(secrets: SecretBox, account: string, c: ConnectorRow) {
   let secret: "ok" | "missing" | "unreadable" = "missing";
   if (c.secret_sealed !== null) {
     try {
-      secrets.open(c.secret_sealed, connectorSecretContext(account, id));
+      secrets.open(c.secret_sealed, connectorSecretContext(account, c.id));
       secret = "ok";
     } catch (err) {
       if (!(err instanceof SecretBoxError)) throw err;
@@ -198,7 +197,7 @@ export async function testConnector(db: Database, secrets: SecretBox, input: z.i
   const failing = errorIsCurrent(c);
   const ok = (secret === "ok" || !WEBHOOK_KINDS.has(c.kind)) && !failing;
   return {
-    id,
+    id: c.id,
     kind: c.kind,
     ok,
     secret,
@@ -207,4 +206,24 @@ export async function testConnector(db: Database, secrets: SecretBox, input: z.i
     last_error: c.last_error,
     last_error_at: c.last_error_at,
   };
+}
+
+/** Checks a connector (`ascribe connectors test`; see checkOf). */
+export async function testConnector(db: Database, secrets: SecretBox, input: z.input<typeof connectorInput>) {
+  const { account, id } = connectorInput.parse(input);
+  return checkOf(secrets, account, await oneConnector(db, account, id));
+}
+
+/** The account's connectors as `listConnectors` answers them, each with its check, in one read. */
+export async function checkConnectors(
+  db: Database,
+  secrets: SecretBox,
+  siteUrl: string,
+  input: z.input<typeof listConnectorsInput>,
+) {
+  const { account } = listConnectorsInput.parse(input);
+  return (await connectorRows(db, account, null)).map((row) => {
+    const { secret_sealed: _sealed, ...c } = row;
+    return { ...c, webhook_url: hookUrl(siteUrl, c.kind, c.id), check: checkOf(secrets, account, row) };
+  });
 }

@@ -2,10 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ZodError } from "zod";
 import {
   addConnector,
+  checkConnectors,
   errorIsCurrent,
   listConnectors,
   removeConnector,
-  testConnector,
 } from "../admin/connectors.ts";
 import { ApiError } from "../http/errors.ts";
 import { isManager } from "../people/person.ts";
@@ -33,24 +33,16 @@ const isNotFound = (err: unknown) => err instanceof ApiError && err.status === 4
 
 /**
  * The account's connectors with their state, as `connectors list` and `connectors test` answer it:
- * never a secret (testConnector only says whether the sealed one still opens).
+ * never a secret (the check only says whether the sealed one still opens).
  */
 async function connectionRows(deps: WebDeps, account: string): Promise<ConnectionRow[]> {
-  const listed = await listConnectors(deps.db, deps.siteUrl(), { account });
-  const rows: ConnectionRow[] = [];
-  for (const c of listed) {
-    let test: Awaited<ReturnType<typeof testConnector>>;
-    try {
-      test = await testConnector(deps.db, deps.secrets, { account, id: c.id });
-    } catch (err) {
-      if (isNotFound(err)) continue; // removed since the list was read
-      throw err;
-    }
+  const checked = await checkConnectors(deps.db, deps.secrets, deps.siteUrl(), { account });
+  return checked.map(({ check, ...c }) => {
     const errorCurrent = errorIsCurrent(c);
-    const unreadable = test.secret === "unreadable";
-    const failing = !test.ok || unreadable;
+    const unreadable = check.secret === "unreadable";
+    const failing = !check.ok || unreadable;
     const never = c.last_event_at === null && c.last_sync_at === null;
-    rows.push({
+    return {
       ...c,
       errorCurrent,
       status: failing ? "failing" : never ? (c.webhook_url ? "never received" : "never synced") : "ok",
@@ -59,9 +51,8 @@ async function connectionRows(deps: WebDeps, account: string): Promise<Connectio
         : errorCurrent
           ? "the last error is newer than the last event or sync"
           : null,
-    });
-  }
-  return rows;
+    };
+  });
 }
 
 /** Settings → connections: everyone sees them; owners and administrators add and remove. */

@@ -2,7 +2,7 @@ import type { ComponentChildren } from "preact";
 import { READ_SCOPES, SCOPE_DOCS, type Scope, WRITE_SCOPES } from "../../auth/scopes.ts";
 import type { AccountKeyRow } from "../../queries/account-keys.ts";
 import { formatTime, type Viewer } from "../page-guard.tsx";
-import { Csrf, Notice, ScrollRegion } from "./layout.tsx";
+import { CopyLine, Csrf, Notice, ScrollRegion } from "./layout.tsx";
 import { SettingsPage } from "./settings-layout.tsx";
 
 export interface CreatedKeyFlash {
@@ -103,12 +103,7 @@ export function ApiKeysView(props: {
           <p>
             Key <strong>{props.created.name}</strong> created. Copy it now: it is shown only this once.
           </p>
-          <p class="secret">
-            <code id="new-key">{props.created.key}</code>{" "}
-            <button type="button" class="secondary" data-copy="new-key">
-              Copy
-            </button>
-          </p>
+          <CopyLine id="new-key" value={props.created.key} />
         </Notice>
       )}
       {props.revoked && (

@@ -10,7 +10,7 @@ import {
   WEBHOOK_FIELDS,
 } from "../connection-form.ts";
 import { formatTime, type Viewer } from "../page-guard.tsx";
-import { Csrf, Notice, ScrollRegion } from "./layout.tsx";
+import { CopyLine, Csrf, Notice, ScrollRegion } from "./layout.tsx";
 import { SettingsPage } from "./settings-layout.tsx";
 
 export interface AddedConnectionFlash {
@@ -76,22 +76,8 @@ function AddedNotice({ added }: { added: AddedConnectionFlash }) {
         {KIND_NAMES[added.connector]} connection <code>{added.id}</code> added.
         {added.secret && " Copy its signing secret now: it is shown only this once."}
       </p>
-      {added.webhookUrl && (
-        <p class="secret">
-          Hook URL: <code id="new-hook-url">{added.webhookUrl}</code>{" "}
-          <button type="button" class="secondary" data-copy="new-hook-url">
-            Copy
-          </button>
-        </p>
-      )}
-      {added.secret && (
-        <p class="secret">
-          Signing secret: <code id="new-secret">{added.secret}</code>{" "}
-          <button type="button" class="secondary" data-copy="new-secret">
-            Copy
-          </button>
-        </p>
-      )}
+      {added.webhookUrl && <CopyLine id="new-hook-url" label="Hook URL" value={added.webhookUrl} />}
+      {added.secret && <CopyLine id="new-secret" label="Signing secret" value={added.secret} />}
       <p>
         {setUp.next} Step by step: <code>docs/connectors.md</code>, “{setUp.section}”.
       </p>

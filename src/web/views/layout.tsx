@@ -171,3 +171,16 @@ export function ScrollRegion({ label, children }: { label: string; children: Com
     </section>
   );
 }
+
+/** A value shown whole, with a button that copies it (app.js's `data-copy`). */
+export function CopyLine({ id, label, value }: { id: string; label?: string; value: string }) {
+  return (
+    <p class="secret">
+      {label && `${label}: `}
+      <code id={id}>{value}</code>{" "}
+      <button type="button" class="secondary" data-copy={id}>
+        Copy
+      </button>
+    </p>
+  );
+}

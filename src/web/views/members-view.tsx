@@ -1,6 +1,6 @@
 import { isManager, ROLES } from "../../people/person.ts";
 import { formatTime, type Viewer } from "../page-guard.tsx";
-import { Csrf, Notice, ScrollRegion } from "./layout.tsx";
+import { CopyLine, Csrf, Notice, ScrollRegion } from "./layout.tsx";
 import { SettingsPage } from "./settings-layout.tsx";
 
 export interface InvitedFlash {
@@ -40,12 +40,7 @@ export function MembersView(props: {
             {props.invited.mailError ? ` (mailing it failed: ${props.invited.mailError})` : ""}. Their
             one-time link (valid 7 days) to choose a password:
           </p>
-          <p class="secret">
-            <code id="invite-url">{props.invited.url}</code>{" "}
-            <button type="button" class="secondary" data-copy="invite-url">
-              Copy
-            </button>
-          </p>
+          <CopyLine id="invite-url" value={props.invited.url} />
         </Notice>
       )}
       <ScrollRegion label="Members">

@@ -2,7 +2,7 @@ import type { CaptureHealth } from "../../attribution/capture-health.ts";
 import { isManager } from "../../people/person.ts";
 import { REQUIRED_FIELDS, type UtmField, type UtmVerdict } from "../../tracking/utm-grade.ts";
 import type { Viewer } from "../page-guard.tsx";
-import { Csrf, Notice, ScrollRegion } from "./layout.tsx";
+import { CopyLine, Csrf, Notice, ScrollRegion } from "./layout.tsx";
 import { SettingsPage } from "./settings-layout.tsx";
 import { Grader, Health } from "./tracking-checks.tsx";
 
@@ -69,12 +69,7 @@ function Install({ siteUrl, clientKey }: { siteUrl: string; clientKey: string })
         Paste this tag in the <code>&lt;head&gt;</code> of every page, before any booking, form or chat
         widget, so that it is ready when they arrive.
       </p>
-      <p class="secret">
-        <code id="tracking-tag">{trackingTag(siteUrl, clientKey)}</code>{" "}
-        <button type="button" class="secondary" data-copy="tracking-tag">
-          Copy
-        </button>
-      </p>
+      <CopyLine id="tracking-tag" value={trackingTag(siteUrl, clientKey)} />
       <p class="help">
         <code>{clientKey}</code> is this account's client key. It is not a secret: every page carrying the tag
         shows it.
