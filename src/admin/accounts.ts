@@ -76,7 +76,7 @@ export const setPlanInput = z.object({ account: z.uuid(), plan: z.enum(PLANS) })
 
 export async function setPlan(db: Database, input: z.input<typeof setPlanInput>) {
   const { account, plan } = setPlanInput.parse(input);
-  return db.admin(account, async (tx) => {
+  const changed = await db.admin(account, async (tx) => {
     const updated = await tx
       .update(accounts)
       .set({ plan })
@@ -86,6 +86,8 @@ export async function setPlan(db: Database, input: z.input<typeof setPlanInput>)
     if (!row) throw new ApiError("not_found", {}, `account ${account} not found`);
     return row;
   });
+  await db.keyChangesSeen();
+  return changed;
 }
 
 export async function requireAccount(tx: Sql, accountId: string): Promise<{ plan: Plan }> {
@@ -119,7 +121,7 @@ export const updateAccountInput = z.object({
 /** The account's name and timezone (reports' days follow the timezone from the next request). */
 export async function updateAccountSettings(db: Database, input: z.input<typeof updateAccountInput>) {
   const u = updateAccountInput.parse(input);
-  return db.admin(u.account, async (tx) => {
+  const updated = await db.admin(u.account, async (tx) => {
     const [row] = await tx
       .update(accounts)
       .set({ name: u.name, timezone: u.timezone })
@@ -128,6 +130,8 @@ export async function updateAccountSettings(db: Database, input: z.input<typeof 
     if (!row) throw new ApiError("not_found", {}, `account ${u.account} not found`);
     return row;
   });
+  await db.keyChangesSeen();
+  return updated;
 }
 
 export interface ListedAccount {

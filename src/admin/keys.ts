@@ -91,7 +91,7 @@ export const revokeKeyInput = z.object({
 
 export async function revokeKey(db: Database, input: z.input<typeof revokeKeyInput>, now = new Date()) {
   const r = revokeKeyInput.parse(input);
-  return db.admin(r.account, async (tx) => {
+  const revoked = await db.admin(r.account, async (tx) => {
     await requireAccount(tx, r.account);
     await requireKeyManager(tx, r.account, r.as);
     const byId = z.uuid().safeParse(r.key).success;
@@ -115,4 +115,6 @@ export async function revokeKey(db: Database, input: z.input<typeof revokeKeyInp
       .where(and(eq(apiKeys.accountId, r.account), eq(apiKeys.id, match.id), isNull(apiKeys.revokedAt)));
     return { id: match.id, revoked_at: now.toISOString() };
   });
+  await db.keyChangesSeen();
+  return revoked;
 }

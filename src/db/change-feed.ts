@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 
 /**
@@ -14,6 +15,12 @@ export interface ChangeFeed {
 
 /** The channel migration 0025's triggers notify when a key or its account changes. */
 export const KEY_CHANGE_CHANNEL = "ascribe_key_change";
+/** Where a listener answers a sync marker (see `awaitListeners`). */
+export const KEY_CHANGE_ACK_CHANNEL = "ascribe_key_change_ack";
+/** What listening connections are named, for `pg_stat_activity` and for `awaitListeners`. */
+const LISTENER_NAME = "ascribe key changes";
+/** A notification on the change channel that is no change: a request to acknowledge. */
+const SYNC_PREFIX = "sync:";
 
 export interface ListenOptions {
   connectTimeoutMs: number;
@@ -59,14 +66,20 @@ export function listenForChanges(url: string, channel: string, options: ListenOp
       connectionTimeoutMillis: options.connectTimeoutMs,
       query_timeout: options.connectTimeoutMs,
       keepAlive: true,
-      // Named for an operator reading pg_stat_activity.
-      application_name: "ascribe key changes",
+      // Named for an operator reading pg_stat_activity, and for awaitListeners to find it there.
+      application_name: LISTENER_NAME,
     });
     client = next;
     next.on("error", () => lost(next));
     next.on("end", () => lost(next));
     next.on("notification", (message) => {
-      if (message.channel === channel) generation += 1;
+      if (message.channel !== channel) return;
+      const payload = message.payload ?? "";
+      // Notifications arrive in commit order: every change committed before the marker was sent
+      // has moved the generation on by now.
+      if (payload.startsWith(SYNC_PREFIX)) {
+        next.query("select pg_notify($1, $2)", [KEY_CHANGE_ACK_CHANNEL, payload]).catch(() => lost(next));
+      } else generation += 1;
     });
     try {
       await next.connect();
@@ -100,6 +113,72 @@ export function listenForChanges(url: string, channel: string, options: ListenOp
       await current?.end().catch(() => {});
     },
   };
+}
+
+export interface AwaitOptions {
+  connectTimeoutMs: number;
+  /** The longest wait for a listener that stays connected but does not answer. */
+  timeoutMs?: number;
+}
+
+/**
+ * Returns once every process listening for key changes on this database (every serving instance)
+ * has read every change committed before the call, so that the next request anywhere sees it:
+ * a notification reaches a listener some time after its commit, with no acknowledgement. Sends a
+ * sync marker on the change channel (delivered after every earlier commit's notifications) and
+ * waits for each listening connection of `pg_stat_activity` to echo it on the acknowledgement
+ * channel. A listener whose connection goes away is not waited for (it distrusts its cache until it
+ * listens again); one that stays connected but silent for `timeoutMs` is reported, not waited for.
+ */
+export async function awaitListeners(
+  url: string,
+  options: AwaitOptions,
+): Promise<{ listeners: number; unacknowledged: number }> {
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: options.connectTimeoutMs,
+    query_timeout: options.connectTimeoutMs,
+    application_name: "ascribe key change sync",
+  });
+  const marker = `${SYNC_PREFIX}${randomUUID()}`;
+  const acknowledged = new Set<number>();
+  let wake = () => {};
+  client.on("notification", (message) => {
+    if (message.channel !== KEY_CHANGE_ACK_CHANNEL || message.payload !== marker) return;
+    acknowledged.add(message.processId);
+    wake();
+  });
+  client.on("error", () => {});
+  const listening = async (): Promise<number[]> => {
+    const found = await client.query<{ pid: number }>(
+      "select pid from pg_stat_activity where datname = current_database() and application_name = $1",
+      [LISTENER_NAME],
+    );
+    return found.rows.map((row) => row.pid);
+  };
+  await client.connect();
+  try {
+    await client.query(`LISTEN ${pg.escapeIdentifier(KEY_CHANGE_ACK_CHANNEL)}`);
+    const listeners = await listening();
+    await client.query("select pg_notify($1, $2)", [KEY_CHANGE_CHANNEL, marker]);
+    const deadline = Date.now() + timeoutMs;
+    let waiting = listeners.filter((pid) => !acknowledged.has(pid));
+    while (waiting.length > 0 && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 100);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      const alive = new Set(await listening());
+      waiting = waiting.filter((pid) => alive.has(pid) && !acknowledged.has(pid));
+    }
+    return { listeners: listeners.length, unacknowledged: waiting.length };
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 /** The embedded database: only this process writes it, and it counts its own administrations. */

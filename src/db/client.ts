@@ -8,7 +8,13 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
-import { type ChangeFeed, KEY_CHANGE_CHANNEL, listenForChanges, ownChanges } from "./change-feed.ts";
+import {
+  awaitListeners,
+  type ChangeFeed,
+  KEY_CHANGE_CHANNEL,
+  listenForChanges,
+  ownChanges,
+} from "./change-feed.ts";
 import { type MaintenanceOptions, maintainEmbedded } from "./embedded-maintenance.ts";
 import { migratePostgres } from "./postgres-migrations.ts";
 import * as schema from "./schema.ts";
@@ -51,6 +57,12 @@ export interface Database {
   adminGeneration(): number;
   /** Tells a key cache when what it holds may be stale (see change-feed.ts); opened on first use. */
   keyChanges(): ChangeFeed;
+  /**
+   * Returns once every serving instance has seen the key and account changes committed so far
+   * (`awaitListeners`), so that a revocation answers 401 on the next request at any of them. The
+   * embedded database: at once (its one process counts its own administrations).
+   */
+  keyChangesSeen(): Promise<void>;
   /**
    * Health checks (/readyz): the owner with no account set, so forced RLS hides every tenant row;
    * unlike `admin`, not counted as administration (it would drop the key and session caches).
@@ -232,6 +244,7 @@ export async function openEmbedded(
     kind: "embedded",
     ...scopes,
     keyChanges: () => changes,
+    keyChangesSeen: async () => {},
     migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_DIR }),
     maintain,
     close: async () => {
@@ -364,6 +377,10 @@ export async function openPostgres(
       // This process's own administrations count at once; the notification of them comes later.
       changes = { ...listener, generation: () => listener.generation() + scopes.adminGeneration() };
       return changes;
+    },
+    keyChangesSeen: async () => {
+      // Behind a transaction-mode pooler no cache is trusted: every request asks the database.
+      if (poolMode !== "transaction") await awaitListeners(url, { connectTimeoutMs });
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     migrate: () => migratePostgres(url, MIGRATIONS_DIR, connectTimeoutMs),

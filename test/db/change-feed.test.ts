@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
+import { updateAccountSettings } from "../../src/admin/accounts.ts";
 import { hashApiKey } from "../../src/auth/api-key.ts";
-import type { ChangeFeed } from "../../src/db/change-feed.ts";
+import { awaitListeners, type ChangeFeed } from "../../src/db/change-feed.ts";
 import { backend, openTestDatabase, seedAccount } from "../helpers/harness.ts";
 
 /*
@@ -93,5 +94,91 @@ describe(`key change feed (${backend})`, () => {
     await until(() => !feed.trusted());
     await until(() => feed.trusted());
     assert.ok(feed.generation() > at);
+  });
+});
+
+/*
+ * A notification reaches a listener some time after its commit: `keyChangesSeen` (awaitListeners)
+ * holds the revoking command until every listening connection has echoed a marker sent after the
+ * change. Stand-in listeners answer late, never, or go away.
+ */
+describe("waiting for every listener (PostgreSQL)", {
+  skip: backend !== "postgres" && "one process holds the embedded database",
+}, () => {
+  /** A connection that listens as a serving instance does and answers the marker as told. */
+  async function standIn(answer: "after 400 ms" | "never" | "disconnect after 200 ms") {
+    const client = new pg.Client({ connectionString: db.url ?? "", application_name: "ascribe key changes" });
+    await client.connect();
+    await client.query("LISTEN ascribe_key_change");
+    client.on("notification", (message) => {
+      if (!message.payload?.startsWith("sync:")) return;
+      if (answer === "after 400 ms") {
+        setTimeout(() => {
+          void client.query("select pg_notify('ascribe_key_change_ack', $1)", [message.payload]);
+        }, 400);
+      } else if (answer === "disconnect after 200 ms") setTimeout(() => void client.end(), 200);
+    });
+    return client;
+  }
+
+  async function timed(timeoutMs: number) {
+    const started = Date.now();
+    const result = await awaitListeners(db.url ?? "", { connectTimeoutMs: 5_000, timeoutMs });
+    return { ...result, ms: Date.now() - started };
+  }
+
+  test("a revocation, a plan change, a timezone change each return only after a late listener answered", async () => {
+    const account = await seedAccount(db);
+    const key = await account.key(["read:icp"]);
+    const late = await standIn("after 400 ms");
+    try {
+      const changes: [string, () => Promise<unknown>][] = [
+        ["revocation", () => account.revoke(key)],
+        ["plan", () => account.setPlan("business")],
+        [
+          "timezone",
+          () =>
+            updateAccountSettings(db, { account: account.accountId, name: "Moved", timezone: "Asia/Tokyo" }),
+        ],
+      ];
+      for (const [what, change] of changes) {
+        const started = Date.now();
+        await change();
+        const ms = Date.now() - started;
+        assert.ok(ms >= 400, `the ${what} returned after ${ms} ms, before the listener answered`);
+      }
+    } finally {
+      await late.end();
+    }
+  });
+
+  test("waits for a listener that answers late", async () => {
+    const late = await standIn("after 400 ms");
+    try {
+      const result = await timed(5_000);
+      assert.ok(result.ms >= 400, `returned after ${result.ms} ms`);
+      assert.ok(result.listeners >= 2, "this process's listener and the stand-in");
+      assert.equal(result.unacknowledged, 0);
+    } finally {
+      await late.end();
+    }
+  });
+
+  test("gives up on a listener that stays connected and silent, after the timeout", async () => {
+    const silent = await standIn("never");
+    try {
+      const result = await timed(600);
+      assert.ok(result.ms >= 600 && result.ms < 3_000, `returned after ${result.ms} ms`);
+      assert.equal(result.unacknowledged, 1);
+    } finally {
+      await silent.end();
+    }
+  });
+
+  test("does not wait for a listener whose connection goes away", async () => {
+    await standIn("disconnect after 200 ms");
+    const result = await timed(10_000);
+    assert.ok(result.ms < 3_000, `returned after ${result.ms} ms`);
+    assert.equal(result.unacknowledged, 0);
   });
 });
