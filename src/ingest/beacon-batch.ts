@@ -45,6 +45,20 @@ function contactFacts(beacon: Beacon): ContactFacts | null {
 }
 
 /**
+ * What a beacon writes that another batch of its account may write too: its visitor's touchpoints
+ * (adopted, or looked up for their contact) and its contact (matched, created, given form titles).
+ * Two batches in flight never share one (group-commit.ts `keysOf`), so neither misses what the other
+ * has not committed yet — a visitor's form in one and its page view in the other — nor creates the
+ * same phone-only contact, which no unique index guards.
+ */
+export function beaconKeys(beacon: Beacon): string[] {
+  const facts = contactFacts(beacon);
+  return facts
+    ? [`visitor:${beacon.visitor_id}`, `contact:${identityOf(facts)}`]
+    : [`visitor:${beacon.visitor_id}`];
+}
+
+/**
  * The beacons of a batch not stored before: those without an id, and the first copy of each id the
  * transaction claims. A resent beacon stops here, before it touches a contact or a touchpoint; the
  * claim commits or rolls back with the beacon's own writes.

@@ -1,7 +1,7 @@
 import type { AdIndexCache } from "../attribution/ad-index-cache.ts";
 import type { Database } from "../db/client.ts";
 import type { Beacon } from "./beacon.ts";
-import { type Received, writeBeaconBatch } from "./beacon-batch.ts";
+import { beaconKeys, type Received, writeBeaconBatch } from "./beacon-batch.ts";
 import { createGroupCommit, type GroupCommitOptions } from "./group-commit.ts";
 
 /** Stores a beacon; resolves once its transaction has committed, rejects if it was not written. */
@@ -23,9 +23,12 @@ export function createBeaconWriter(
   adIndexes: AdIndexCache,
   options: BeaconWriterOptions = {},
 ): BeaconWriter {
-  const group = createGroupCommit<Received, void>(async (accountId, batch) => {
-    await db.tenant(accountId, (tx) => writeBeaconBatch(tx, accountId, batch, adIndexes));
-    return batch.map(() => undefined);
-  }, options);
+  const group = createGroupCommit<Received, void>(
+    async (accountId, batch) => {
+      await db.tenant(accountId, (tx) => writeBeaconBatch(tx, accountId, batch, adIndexes));
+      return batch.map(() => undefined);
+    },
+    { ...options, keysOf: ({ beacon }) => beaconKeys(beacon) },
+  );
   return { write: (accountId, beacon, receivedAt) => group.submit(accountId, { beacon, receivedAt }) };
 }

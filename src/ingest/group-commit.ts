@@ -5,7 +5,7 @@ export interface GroupCommit<Item, Result> {
   submit(accountId: string, item: Item): Promise<Result>;
 }
 
-export interface GroupCommitOptions {
+export interface GroupCommitOptions<Item = unknown> {
   /** Transactions of one account in flight at once (PGlite runs one at a time anyway). */
   concurrency?: number;
   /** Most items in one transaction. */
@@ -15,10 +15,25 @@ export interface GroupCommitOptions {
    * split to find the item(s) at fault. Default: the database refused what it was asked to store.
    */
   refusedByItems?: (err: unknown) => boolean;
+  /**
+   * What an item writes that another transaction of its account may write too (a visitor, a
+   * contact): two items sharing a key are never in two batches in flight at once, and are written in
+   * arrival order. Without it, `concurrency` above 1 lets any two batches overlap.
+   */
+  keysOf?: (item: Item) => readonly string[];
+  /**
+   * A failure that says nothing about the items: the batch lost a race with another transaction
+   * (deadlock, serialization failure) and is written again as a whole, up to `attempts` times in all.
+   * Default: SQLSTATE 40P01 or 40001.
+   */
+  lostRace?: (err: unknown) => boolean;
+  /** Attempts of a batch that lost a race (default 3). */
+  attempts?: number;
 }
 
 interface Pending<Item, Result> {
   item: Item;
+  keys: readonly string[];
   resolve(result: Result): void;
   reject(error: unknown): void;
 }
@@ -27,6 +42,8 @@ interface Queue<Item, Result> {
   waiting: Pending<Item, Result>[];
   /** Batches being written. */
   running: number;
+  /** Keys of the items of the batches being written, with how many items hold each. */
+  busy: Map<string, number>;
   /** A pump is due at the end of this event loop turn. */
   scheduled: boolean;
 }
@@ -46,6 +63,9 @@ interface Queue<Item, Result> {
  *   halves, written in arrival order, each one transaction, and so on down to single items. One bad
  *   item fails alone, the others are acknowledged after the commit of the half that holds them, and
  *   a batch of 200 with one bad item costs about 16 transactions, not 200;
+ * - a race lost to another transaction of the account (`lostRace`: a deadlock, a serialization
+ *   failure): the whole batch is written again, up to `attempts` times in all, then refused as a
+ *   whole as below;
  * - the connection or the server (the connection lost, even during COMMIT; a timeout; the server
  *   shutting down or out of resources): every item of the batch is refused at once, nothing is
  *   tried again, and none is acknowledged. Whether a COMMIT whose answer was lost took effect
@@ -54,15 +74,18 @@ interface Queue<Item, Result> {
  */
 export function createGroupCommit<Item, Result>(
   commit: (accountId: string, items: readonly Item[]) => Promise<readonly Result[]>,
-  options: GroupCommitOptions = {},
+  options: GroupCommitOptions<Item> = {},
 ): GroupCommit<Item, Result> {
   const concurrency = options.concurrency ?? 1;
   const maxBatch = options.maxBatch ?? 200;
   const refusedByItems = options.refusedByItems ?? refusedByData;
+  const lostRace = options.lostRace ?? lostRaceWithAnother;
+  const attempts = options.attempts ?? 3;
+  const keysOf = options.keysOf ?? (() => []);
   const queues = new Map<string, Queue<Item, Result>>();
 
   /** Writes `batch` and answers each of its items (see above). */
-  const flush = async (accountId: string, batch: Pending<Item, Result>[]): Promise<void> => {
+  const flush = async (accountId: string, batch: Pending<Item, Result>[], attempt = 1): Promise<void> => {
     let results: readonly Result[];
     try {
       results = await commit(
@@ -70,7 +93,9 @@ export function createGroupCommit<Item, Result>(
         batch.map((p) => p.item),
       );
     } catch (err) {
-      if (batch.length === 1 || !refusedByItems(err)) {
+      // Checked first: a deadlock's SQLSTATE is not one of the connection's, yet no item is at fault.
+      if (lostRace(err) && attempt < attempts) return flush(accountId, batch, attempt + 1);
+      if (batch.length === 1 || lostRace(err) || !refusedByItems(err)) {
         for (const p of batch) p.reject(err);
         return;
       }
@@ -87,14 +112,38 @@ export function createGroupCommit<Item, Result>(
     if (!queue) return;
     queue.scheduled = false;
     while (queue.running < concurrency && queue.waiting.length > 0) {
-      const batch = queue.waiting.splice(0, maxBatch);
+      const batch = take(queue);
+      if (batch.length === 0) break;
       queue.running += 1;
       void flush(accountId, batch).finally(() => {
+        for (const p of batch) for (const key of p.keys) release(queue.busy, key);
         queue.running -= 1;
         if (queue.running === 0 && queue.waiting.length === 0 && !queue.scheduled) queues.delete(accountId);
         else schedule(accountId, queue);
       });
     }
+  };
+
+  /**
+   * The next batch: waiting items in arrival order, up to `maxBatch`, but none sharing a key with a
+   * batch in flight. An item left waiting holds its keys back for the items after it, so that a
+   * visitor's beacons are still written in arrival order.
+   */
+  const take = (queue: Queue<Item, Result>): Pending<Item, Result>[] => {
+    if (!options.keysOf) return queue.waiting.splice(0, maxBatch);
+    const batch: Pending<Item, Result>[] = [];
+    const left: Pending<Item, Result>[] = [];
+    const held = new Set(queue.busy.keys());
+    for (const p of queue.waiting) {
+      if (batch.length < maxBatch && !p.keys.some((key) => held.has(key))) batch.push(p);
+      else {
+        left.push(p);
+        for (const key of p.keys) held.add(key);
+      }
+    }
+    queue.waiting = left;
+    for (const p of batch) for (const key of p.keys) queue.busy.set(key, (queue.busy.get(key) ?? 0) + 1);
+    return batch;
   };
 
   /*
@@ -114,14 +163,26 @@ export function createGroupCommit<Item, Result>(
       return new Promise<Result>((resolve, reject) => {
         let queue = queues.get(accountId);
         if (!queue) {
-          queue = { waiting: [], running: 0, scheduled: false };
+          queue = { waiting: [], running: 0, busy: new Map(), scheduled: false };
           queues.set(accountId, queue);
         }
-        queue.waiting.push({ item, resolve, reject });
+        queue.waiting.push({ item, keys: keysOf(item), resolve, reject });
         schedule(accountId, queue);
       });
     },
   };
+}
+
+function release(busy: Map<string, number>, key: string): void {
+  const n = (busy.get(key) ?? 0) - 1;
+  if (n > 0) busy.set(key, n);
+  else busy.delete(key);
+}
+
+/** A deadlock (40P01) or a serialization failure (40001): the transaction lost a race, not its data. */
+export function lostRaceWithAnother(err: unknown): boolean {
+  const code = queryFailureOf(err)?.code;
+  return code === "40P01" || code === "40001";
 }
 
 /*
