@@ -15,6 +15,7 @@ import {
   listenForChanges,
   ownChanges,
 } from "./change-feed.ts";
+import { allowDirect, directRows } from "./direct-query.ts";
 import { type MaintenanceOptions, maintainEmbedded } from "./embedded-maintenance.ts";
 import { migratePostgres } from "./postgres-migrations.ts";
 import * as schema from "./schema.ts";
@@ -82,6 +83,8 @@ export interface Database {
 
 /** Rows of a raw SQL statement, whichever driver runs it (both answer `{ rows }`). */
 export async function rows<T>(db: Sql, query: SQL): Promise<T[]> {
+  const direct = await directRows<T>(db, query);
+  if (direct) return direct;
   const result = (await db.execute(query)) as unknown as { rows: T[] };
   return result.rows;
 }
@@ -318,6 +321,7 @@ export async function openPostgres(
     if (!handle) {
       handle = drizzlePg(client, { schema }) as unknown as Sql;
       handles.set(client, handle);
+      allowDirect(handle, client);
     }
     return handle;
   };
