@@ -372,6 +372,8 @@ export const events = pgTable(
     index("events_type_datetime_idx").on(t.accountId, t.eventType, t.eventDatetime),
     index("events_contact_idx").on(t.accountId, t.contactId, t.eventDatetime),
     index("events_ad_idx").on(t.accountId, t.resolvedAdId),
+    // Enriched conversions (no touch of their own in the attribution models): events_utm_enriched_idx,
+    // partial, made by migration 0036.
     // Counted purchases of a window: events_counted_cover_idx, made by migration 0008 (it carries
     // INCLUDE columns, which the schema builder does not express).
     // Meetings by booking day: events_meetings_cover_idx (migration 0008); the sales summary reads
@@ -655,6 +657,8 @@ export const touchpoints = pgTable(
     index("touchpoints_contact_idx").on(t.accountId, t.contactId, t.occurredAt, t.id),
     index("touchpoints_visitor_idx").on(t.accountId, t.visitorId),
     // A contact's ad touches in time order: the ad of record's fallback, first touch, assists.
+    // Migration 0036 adds INCLUDE columns (resolved ad, kind, event id), which the schema builder
+    // does not express: the attribution models read ad touches index-only.
     index("touchpoints_ad_touch_idx")
       .on(t.accountId, t.contactId, t.occurredAt, t.id)
       .where(sql`${t.resolvedAdId} is not null`),

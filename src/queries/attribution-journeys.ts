@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { rows, type Sql } from "../db/client.ts";
+import { rows, type Sql, sessionSetting } from "../db/client.ts";
 import type { ReportWindow } from "../reports/window.ts";
 
 export type CreditLevel = "ad" | "campaign" | "channel";
@@ -52,36 +52,37 @@ const CHANNEL = sql`coalesce(
 
 /**
  * The credited key of a touchpoint `tp` at a level; null: not a touch at that level. At the
- * campaign level it reads the touch's ad as `ad` (`adJoin`).
+ * campaign level the touch's ad names its campaign through `campaigns` (CAMPAIGNS).
  */
 function touchKey(level: CreditLevel): SQL {
   switch (level) {
     case "ad":
       return sql`case when tp.resolved_ad_id is not null then tp.resolved_platform || '/' || tp.resolved_ad_id end`;
     case "campaign":
-      return sql`case when tp.resolved_ad_id is not null then tp.resolved_platform || '/' || coalesce(ad.campaign_id, '') end`;
+      return sql`case when tp.resolved_ad_id is not null then tp.resolved_platform || '/'
+        || coalesce((select c.of from campaigns c) -> tp.resolved_platform ->> tp.resolved_ad_id, '') end`;
     case "channel":
       return CHANNEL;
   }
 }
 
-/**
- * What a level reads beside the touchpoint (`ad`, for the campaign: a join, not a probe per touch),
- * and which touchpoints can be touches at all: at the ad and campaign levels only those with a
- * resolved ad, so the per-contact reads use the partial index of ad touches
- * (touchpoints_ad_touch_idx).
+/*
+ * Each ad's campaign as one value, built once per request: {platform: {ad_id: campaign_id}}. A join
+ * on the ads cost a probe per touch, or, hashed, lost the contact order the Markov paths are read
+ * in; a lookup in this value costs neither. An ad without a row or without a campaign names its
+ * platform's campaign ''.
  */
-function levelJoin(accountId: string, level: CreditLevel): SQL {
-  switch (level) {
-    case "campaign":
-      return sql`left join ads ad on ad.account_id = ${accountId} and ad.platform = tp.resolved_platform
-          and ad.ad_id = tp.resolved_ad_id`;
-    case "ad":
-    case "channel":
-      return sql``;
-  }
-}
+const CAMPAIGNS = (accountId: string) => sql`campaigns as materialized (
+      select coalesce(jsonb_object_agg(p.platform, p.ads), '{}') as of
+      from (select ad.platform, jsonb_object_agg(ad.ad_id, coalesce(ad.campaign_id, '')) as ads
+            from ads ad where ad.account_id = ${accountId} group by ad.platform) p
+    ),`;
 
+/**
+ * Which touchpoints can be touches at all: at the ad and campaign levels only those with a resolved
+ * ad, so the per-contact reads use the partial index of ad touches (touchpoints_ad_touch_idx), which
+ * carries every column they read (migration 0036): they never visit the table.
+ */
 function levelFilter(level: CreditLevel): SQL {
   switch (level) {
     case "ad":
@@ -94,7 +95,8 @@ function levelFilter(level: CreditLevel): SQL {
 
 /*
  * A conversion whose UTMs and ad the server inherited from the contact's visits (`utm_enriched`,
- * docs/ingestion.md) repeats a touch already in the journey: it is not a touch of its own.
+ * docs/ingestion.md) repeats a touch already in the journey: it is not a touch of its own. Asked
+ * of the few enriched events (events_utm_enriched_idx, migration 0036).
  */
 const OWN_SIGNAL = (accountId: string) => sql`not (tp.kind = 'conversion' and exists (
   select 1 from events ev where ev.account_id = ${accountId} and ev.id = tp.event_id and ev.utm_enriched))`;
@@ -104,7 +106,9 @@ const epochMs = (column: SQL) => sql`(extract(epoch from ${column}) * 1000)::flo
 /**
  * Each counted sale of the window (docs/metrics.md, sale counting; its purchase's revenue with later
  * installments, net of refunds and disputes) with the contact's touches at `level` in the
- * `lookbackDays` up to it, its own conversion included when it carried its own source.
+ * `lookbackDays` up to it, its own conversion included when it carried its own source. Each sale's
+ * touches are gathered beside it (no sort of all the touches) and sent as JSON, which the driver
+ * parses natively (a PostgreSQL array is parsed character by character in JavaScript).
  */
 export async function saleJourneys(
   db: Sql,
@@ -115,37 +119,38 @@ export async function saleJourneys(
   return rows<SaleJourneyRow>(
     db,
     sql`
-    with s as (
+    with ${CAMPAIGNS(accountId)}
+    s as (
       select e.id, e.contact_id, e.event_datetime as at,
         coalesce(e.group_revenue, 0) as revenue,
         coalesce(e.group_revenue, 0) - coalesce(e.group_refunds, 0) - coalesce(e.group_disputes, 0) as net
       from events e
       where e.account_id = ${accountId} and e.counted
         and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
-    ),
-    touches as (
-      select s.id, t.key, t.at
-      from s
-      join lateral (
+    )
+    select s.id as sale_id, ${epochMs(sql`s.at`)} as at, s.revenue::float8 as revenue, s.net::float8 as net,
+      coalesce(j.keys, '[]') as keys, coalesce(j.ats, '[]') as ats
+    from s
+    left join lateral (
+      select json_agg(t.key order by t.at, t.key) as keys, json_agg(${epochMs(sql`t.at`)} order by t.at, t.key) as ats
+      from (
         select ${touchKey(params.level)} as key, tp.occurred_at as at
-        from touchpoints tp ${levelJoin(accountId, params.level)}
+        from touchpoints tp
         where tp.account_id = ${accountId} and tp.contact_id = s.contact_id
           and tp.occurred_at <= s.at and tp.occurred_at >= s.at - ${params.lookbackDays}::int * interval '1 day'
           ${levelFilter(params.level)} and ${OWN_SIGNAL(accountId)}
-      ) t on t.key is not null
-    )
-    select s.id as sale_id, ${epochMs(sql`s.at`)} as at, s.revenue::float8 as revenue, s.net::float8 as net,
-      coalesce(array_agg(t.key order by t.at, t.key) filter (where t.key is not null), '{}') as keys,
-      coalesce(array_agg(${epochMs(sql`t.at`)} order by t.at, t.key) filter (where t.key is not null), '{}') as ats
-    from s left join touches t on t.id = s.id
-    group by s.id, s.at, s.revenue, s.net
+      ) t
+      where t.key is not null
+    ) j on true
     order by s.at, s.id`,
   );
 }
 
 /**
  * The paths of contacts touched in the window (or its look-back before it) who have no counted sale
- * in the window, grouped by path: the Markov chain's paths to null.
+ * in the window, grouped by path: the Markov chain's paths to null. The touches are read in contact
+ * order, straight from the index (no sort of them all), and each contact's path is made as its
+ * touches go by.
  */
 export async function unconvertedPaths(
   db: Sql,
@@ -153,18 +158,21 @@ export async function unconvertedPaths(
   params: JourneysParams,
 ): Promise<UnconvertedPathRow[]> {
   const w = params.window;
+  // The grouping of paths (one per touched contact) stays in memory.
+  await sessionSetting(db, "work_mem", "32MB");
   return rows<UnconvertedPathRow>(
     db,
     sql`
     -- The window's buyers once, not one probe of events per touchpoint.
-    with buyers as (
+    with ${CAMPAIGNS(accountId)}
+    buyers as (
       select distinct e.contact_id from events e
       where e.account_id = ${accountId} and e.counted and e.contact_id is not null
         and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
     ),
     t as (
       select tp.contact_id, ${touchKey(params.level)} as key, tp.occurred_at as at
-      from touchpoints tp ${levelJoin(accountId, params.level)}
+      from touchpoints tp
       where tp.account_id = ${accountId} and tp.contact_id is not null ${levelFilter(params.level)}
         and tp.occurred_at >= ${w.start}::timestamptz - ${params.lookbackDays}::int * interval '1 day'
         and tp.occurred_at < ${w.end}::timestamptz
@@ -174,6 +182,6 @@ export async function unconvertedPaths(
     paths as (
       select array_agg(t.key order by t.at, t.key) as keys from t where t.key is not null group by t.contact_id
     )
-    select keys, count(*)::int as contacts from paths group by keys`,
+    select to_json(keys) as keys, count(*)::int as contacts from paths group by keys`,
   );
 }

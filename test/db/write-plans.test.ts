@@ -40,7 +40,8 @@ test("a contact's last ad touch: a generic plan made on empty tables probes the 
     await tx.execute(sql.raw("deallocate last_ad_touch"));
     return lines.map((l) => l["QUERY PLAN"]).join("\n");
   });
-  assert.match(plan, /Index Scan Backward using touchpoints_ad_touch_idx on touchpoints/, plan);
+  // Index-only since migration 0036 put the ad columns in the index.
+  assert.match(plan, /Index (Only )?Scan Backward using touchpoints_ad_touch_idx on touchpoints/, plan);
   assert.match(plan, /Index Cond: \(\(account_id = \$1\) AND \(contact_id = \$2\)/, plan);
   assert.doesNotMatch(plan, /Sort/, plan);
 });

@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { type SQL, sql } from "drizzle-orm";
+import { type Database, rows, type Sql } from "../../src/db/client.ts";
+import {
+  type JourneysParams,
+  saleJourneys,
+  unconvertedPaths,
+} from "../../src/queries/attribution-journeys.ts";
+import type { ReportWindow } from "../../src/reports/window.ts";
+import { openTestDatabase, seedAccount } from "../helpers/harness.ts";
+import { loadFixture } from "../helpers/report-fixtures.ts";
+import { worked } from "../helpers/worked-example.ts";
+
+/*
+ * GET /attribution/models' speed (docs/attribution.md, "Speed"): at the ad and campaign levels the
+ * reads of ad touches — each sale's journey, every touched contact's Markov path — are index-only
+ * on touchpoints_ad_touch_idx (migration 0036 put the ad columns in it), and whether a conversion
+ * was enriched is asked of events_utm_enriched_idx, not of every event of the server (a sequential
+ * scan of events, once per request, was the plan without it). The planner is kept off sequential
+ * scans: the test's tables are tiny, and the question is what the indexes can answer.
+ */
+
+let db: Database;
+before(async () => {
+  db = await openTestDatabase();
+});
+after(async () => {
+  await db.close();
+});
+
+const window: ReportWindow = {
+  from: "2026-03-01",
+  to: "2026-03-31",
+  timezone: "UTC",
+  start: "2026-03-01T00:00:00Z",
+  end: "2026-04-01T00:00:00Z",
+  days: 31,
+  today: "2026-03-31",
+};
+
+/** The plan of each statement `read` sends (and no rows). */
+async function plans(read: (tx: Sql, accountId: string) => Promise<unknown>): Promise<string> {
+  const { accountId } = await seedAccount(db);
+  await loadFixture(db, accountId, worked);
+  const found: string[] = [];
+  await db.read(accountId, async (tx) => {
+    await tx.execute(sql`set enable_seqscan = off`);
+    const explaining = new Proxy(tx, {
+      get(target, prop) {
+        if (prop !== "execute") return Reflect.get(target, prop);
+        return async (query: SQL) => {
+          const lines = await rows<{ "QUERY PLAN": string }>(target, sql`explain ${query}`);
+          found.push(lines.map((l) => l["QUERY PLAN"]).join("\n"));
+          return { rows: [] };
+        };
+      },
+    });
+    await read(explaining, accountId);
+  });
+  return found.join("\n");
+}
+
+describe("the attribution models' reads", () => {
+  for (const level of ["ad", "campaign"] as const) {
+    const params: JourneysParams = { window, level, lookbackDays: 30, unconverted: true };
+
+    test(`the sales' journeys at the ${level} level read the ad touches index-only`, async () => {
+      const plan = await plans((tx, accountId) => saleJourneys(tx, accountId, params));
+      assert.match(plan, /Index Only Scan using touchpoints_ad_touch_idx on touchpoints/, plan);
+      assert.doesNotMatch(plan, /Seq Scan|Index Scan using \S+ on touchpoints/, plan);
+      assert.match(plan, /Index Only Scan using events_utm_enriched_idx on events/, plan);
+    });
+
+    // Which index of touchpoints a range of the account's touches takes depends on the tables' sizes
+    // (at scale, the ad touches' in contact order; here, tiny, either): the enriched events are the
+    // question.
+    test(`the Markov null paths at the ${level} level ask the enriched events of their index`, async () => {
+      const plan = await plans((tx, accountId) => unconvertedPaths(tx, accountId, params));
+      assert.doesNotMatch(plan, /Seq Scan/, plan);
+      assert.match(plan, /Index Only Scan using events_utm_enriched_idx on events/, plan);
+    });
+  }
+});
