@@ -10,7 +10,7 @@ import {
 import type { ReportWindow } from "../../src/reports/window.ts";
 import { openTestDatabase, seedAccount } from "../helpers/harness.ts";
 import { loadFixture } from "../helpers/report-fixtures.ts";
-import { worked } from "../helpers/worked-example.ts";
+import { ad, click, worked } from "../helpers/worked-example.ts";
 
 /*
  * GET /attribution/models' speed (docs/attribution.md, "Speed"): at the ad and campaign levels the
@@ -81,4 +81,44 @@ describe("the attribution models' reads", () => {
       assert.match(plan, /Index Only Scan using events_utm_enriched_idx on events/, plan);
     });
   }
+});
+
+/*
+ * The Markov null paths are grouped in SQL from touches read in (contact, instant) order: touches
+ * at the same instant still follow their keys (docs/attribution.md: "Markov paths break such ties
+ * by key"), at each level. Dan, Eve and Fay click ads A (campaign C1) and Z (campaign C2) at the same
+ * instant, then A again; Gil clicks Z only; none buys. Ann, who buys, walks no null path.
+ */
+test("the Markov null paths: each contact's touches in time order, ties by key, grouped by path", async () => {
+  const { accountId } = await seedAccount(db);
+  const tie = (who: string) => [
+    click(`${who}-z`, `${who}@x.test`, "Z", "2026-03-08"),
+    click(`${who}-a`, `${who}@x.test`, "A", "2026-03-08"),
+    click(`${who}-a2`, `${who}@x.test`, "A", "2026-03-09"),
+  ];
+  await loadFixture(db, accountId, {
+    ...worked,
+    spend: [...(worked.spend ?? []), ad("Z", "2026-03-08", 10, { campaign_id: "C2", campaign_name: "Fall" })],
+    touchpoints: [
+      ...(worked.touchpoints ?? []),
+      ...tie("dan"),
+      ...tie("eve"),
+      ...tie("fay"),
+      click("gil-z", "gil@x.test", "Z", "2026-03-10"),
+    ],
+  });
+  const paths = async (level: "ad" | "campaign") =>
+    (
+      await db.read(accountId, (tx) =>
+        unconvertedPaths(tx, accountId, { window, level, lookbackDays: 30, unconverted: true }),
+      )
+    ).sort((a, b) => b.contacts - a.contacts);
+  assert.deepEqual(await paths("campaign"), [
+    { keys: ["meta/C1", "meta/C2", "meta/C1"], contacts: 3 },
+    { keys: ["meta/C2"], contacts: 1 },
+  ]);
+  assert.deepEqual(await paths("ad"), [
+    { keys: ["meta/A", "meta/Z", "meta/A"], contacts: 3 },
+    { keys: ["meta/Z"], contacts: 1 },
+  ]);
 });
