@@ -130,12 +130,15 @@ export async function upsertEvents(
       insert into events (account_id, ${sql.raw(names)}, record_platform, record_ad_id, first_touch_ad, assist_ads)
       select ${accountId}, ${sql.raw(selected)}, r.platform, r.ad_id, c.first_touch_ad, c.assist_ads
       from jsonb_to_recordset(${JSON.stringify(params.events)}::jsonb) as e(${sql.raw(recordType)})
-      left join lateral ascribe_last_ad_touch(${accountId}::uuid, e.contact_id, e.event_datetime) l
-        on e.resolved_ad_id is null and e.contact_id is not null
+      -- Looked up only for an event without its own ad: for the others the contact is NULL, which no
+      -- index entry equals (a condition in ON would be applied after the lookup, not before).
+      left join lateral ascribe_last_ad_touch(${accountId}::uuid,
+          case when e.resolved_ad_id is null then e.contact_id end, e.event_datetime) l on true
       cross join lateral (
         select case when e.resolved_ad_id is not null then e.resolved_platform else l.platform end as platform,
                coalesce(e.resolved_ad_id, l.ad_id) as ad_id
       ) r
+      -- NULLs for events other than sales and payments (the function's own tests skip its reads).
       left join lateral ascribe_sale_touch_credit(${accountId}::uuid, e.contact_id, e.id, e.event_type,
           e.event_datetime, e.resolved_platform, e.resolved_ad_id, r.platform || '/' || r.ad_id) c
         on e.event_type in ('sale', 'payment')
