@@ -83,3 +83,14 @@ export function assertRowsOwned(rows: readonly unknown[], accountId: string): vo
     }
   }
 }
+
+/**
+ * The barrier for rows that carry their account in an `account_id` column rather than a tag
+ * (db/account-rows.ts): every row must hold `accountId`. Their other fields came from SQL as
+ * scalars, arrays or parsed JSON, none of which can carry a tag.
+ */
+export function assertAccountRows(rows: readonly { account_id: string }[], accountId: string): void {
+  for (const row of rows) {
+    if (row.account_id !== accountId) throw new ApiError("tenant_barrier");
+  }
+}

@@ -182,15 +182,27 @@ function isFlatValue(v: unknown): boolean {
 export function redactRows(
   rows: readonly unknown[],
   extraFragments: readonly string[] = NO_FRAGMENTS,
+  /** A field left out of every copy besides the dropped ones (`account_id`: never returned). */
+  omitted?: string,
 ): unknown[] {
-  const isDropped = droppedKeys(extraFragments);
+  const fragments = droppedKeys(extraFragments);
+  const isDropped = omitted === undefined ? fragments : (key: string) => key === omitted || fragments(key);
   const mask = (v: unknown) => (typeof v === "string" && looksLikeModelId(v) ? SERVICE_NAME : v);
   const out = new Array<unknown>(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i];
-    out[i] = isFlatRow(row) ? copyFlatRow(row, isDropped, mask) : redact(row, extraFragments);
+    out[i] = isFlatRow(row)
+      ? copyFlatRow(row, isDropped, mask)
+      : redact(without(row, omitted), extraFragments);
   }
   return out;
+}
+
+function without(row: unknown, omitted: string | undefined): unknown {
+  if (omitted === undefined || typeof row !== "object" || row === null || !Object.hasOwn(row, omitted))
+    return row;
+  const { [omitted]: _, ...rest } = row as Record<string, unknown>;
+  return rest;
 }
 
 /** A plain row whose own fields are all scalars or arrays of scalars. */

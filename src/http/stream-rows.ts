@@ -1,10 +1,11 @@
 import { Readable } from "node:stream";
 import type { FastifyReply } from "fastify";
+import { AccountRows } from "../db/account-rows.ts";
 import type { Database } from "../db/client.ts";
 import type { KeyRecord } from "../queries/find-key-by-hash.ts";
 import type { RouteDef, RowBatches } from "../routes/route-def.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
-import { assertRowsOwned } from "./barrier.ts";
+import { assertAccountRows, assertRowsOwned } from "./barrier.ts";
 import { redactRows } from "./redact.ts";
 
 /** The client hung up: reading stops and the transaction rolls back. */
@@ -12,6 +13,22 @@ class ReaderGone extends Error {
   constructor() {
     super("the client closed the streamed list");
   }
+}
+
+/** A batch's rows as JSON array items (no brackets), past the barrier and redacted; null if none. */
+function batchItems(
+  batch: readonly object[] | AccountRows,
+  accountId: string,
+  redactFragments: readonly string[] | undefined,
+): string | null {
+  if (batch instanceof AccountRows) {
+    if (batch.rows.length === 0) return null;
+    assertAccountRows(batch.rows, accountId);
+    return JSON.stringify(redactRows(batch.rows, redactFragments, "account_id")).slice(1, -1);
+  }
+  if (batch.length === 0) return null;
+  assertRowsOwned(batch, accountId);
+  return JSON.stringify(redactRows(batch, redactFragments)).slice(1, -1);
 }
 
 /**
@@ -46,11 +63,10 @@ export function streamRows(
       let sent = 0;
       for await (const batch of batches(tx)) {
         if (body.destroyed) throw new ReaderGone();
-        if (batch.length === 0) continue;
-        assertRowsOwned(batch, accountId);
-        const items = JSON.stringify(redactRows(batch, redactFragments)).slice(1, -1);
+        const items = batchItems(batch, accountId, redactFragments);
+        if (items === null) continue;
         body.push(sent === 0 ? `{"data":[${items}` : `,${items}`);
-        sent += batch.length;
+        sent += batch instanceof AccountRows ? batch.rows.length : batch.length;
         if (!opened) open();
       }
       return sent;

@@ -1,4 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
+import { AccountRows } from "../db/account-rows.ts";
 import { rows, type Sql } from "../db/client.ts";
 import { cursorRows } from "../db/cursor.ts";
 import { ownedRows } from "../http/barrier.ts";
@@ -75,13 +76,16 @@ export async function contactsCustomers(db: Sql, accountId: string, params: Cust
   return ownedRows(await rows<CustomerRow>(db, customersQuery(accountId, params)));
 }
 
-/** The same list, `batch` rows at a time from one cursor (inside the caller's transaction). */
+/**
+ * The same list, `batch` rows at a time from one cursor (inside the caller's transaction), each row
+ * with its `account_id` for the streamed answer's barrier (AccountRows).
+ */
 export async function* contactsCustomersBatches(
   db: Sql,
   accountId: string,
   params: CustomersPage & { batch: number },
 ) {
   for await (const found of cursorRows<CustomerRow>(db, customersQuery(accountId, params), params.batch)) {
-    yield ownedRows(found);
+    yield new AccountRows(found);
   }
 }

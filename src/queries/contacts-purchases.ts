@@ -1,4 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
+import { AccountRows } from "../db/account-rows.ts";
 import { rows, type Sql, sessionSetting } from "../db/client.ts";
 import { cursorRows } from "../db/cursor.ts";
 import { ownedRows } from "../http/barrier.ts";
@@ -67,7 +68,10 @@ export async function contactsPurchases(db: Sql, accountId: string, params: Purc
   return ownedRows(await rows<PurchaseRow>(db, purchasesQuery(accountId, params)));
 }
 
-/** The same list, `batch` rows at a time from one cursor (inside the caller's transaction). */
+/**
+ * The same list, `batch` rows at a time from one cursor (inside the caller's transaction), each row
+ * with its `account_id` for the streamed answer's barrier (AccountRows).
+ */
 export async function* contactsPurchasesBatches(
   db: Sql,
   accountId: string,
@@ -75,6 +79,6 @@ export async function* contactsPurchasesBatches(
 ) {
   await sessionSetting(db, "work_mem", "32MB");
   for await (const found of cursorRows<PurchaseRow>(db, purchasesQuery(accountId, params), params.batch)) {
-    yield ownedRows(found);
+    yield new AccountRows(found);
   }
 }

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { Scope } from "../auth/scopes.ts";
+import type { AccountRows } from "../db/account-rows.ts";
 import type { Sql } from "../db/client.ts";
 import type { ErrorCode } from "../http/errors.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
@@ -69,8 +70,11 @@ export interface RouteDef<S extends z.ZodType = z.ZodType, O extends z.ZodType =
   stream?(ctx: Omit<HandlerContext<z.output<S>>, "tx">): RowBatches | null;
 }
 
-/** The rows of a streamed list, read batch by batch in the tenant's transaction `tx`. */
-export type RowBatches = (tx: Sql) => AsyncIterable<readonly object[]>;
+/**
+ * The rows of a streamed list, read batch by batch in the tenant's transaction `tx`: tagged rows
+ * (`ownedRows`), or rows straight from SQL with their `account_id` (`AccountRows`).
+ */
+export type RowBatches = (tx: Sql) => AsyncIterable<readonly object[] | AccountRows>;
 
 /**
  * A 200 whose body holds `error` beside an empty result — SPEC's one special case, `/touchpoints`

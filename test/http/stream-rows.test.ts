@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
+import { AccountRows } from "../../src/db/account-rows.ts";
 import type { Database } from "../../src/db/client.ts";
 import { markOwner } from "../../src/http/barrier.ts";
 import { SERVICE_NAME } from "../../src/http/redact.ts";
@@ -86,6 +87,68 @@ describe("streamed lists", () => {
           ],
         }),
       );
+    });
+  });
+
+  test("rows straight from SQL (AccountRows): account_id left out, each row redacted", async () => {
+    const route = streamingRoute(
+      (accountId) =>
+        async function* () {
+          yield new AccountRows([
+            {
+              account_id: accountId,
+              n: 1,
+              api_key: "sk-live-1",
+              label: " claude-3-opus ",
+              tags: ["o3-mini", "x"],
+            },
+          ]);
+          yield new AccountRows([]);
+          yield [markOwner({ n: 2, label: "plain" }, accountId)];
+          yield new AccountRows([{ account_id: accountId, n: 3, nested: { model: "m", keep: "gpt-4o" } }]);
+        },
+    );
+    await serve(route, async (base, key) => {
+      const res = await fetch(`${base}/test/streamed`, { headers: bearer(key) });
+      assert.equal(res.status, 200);
+      assert.equal(
+        await res.text(),
+        '{"data":[{"n":1,"label":"Ascribe","tags":["Ascribe","x"]},{"n":2,"label":"plain"},{"n":3,"nested":{"keep":"Ascribe"}}]}',
+      );
+    });
+  });
+
+  test("AccountRows: another account's row in the first batch → 500, further on → the response cut", async () => {
+    const first = streamingRoute(
+      (accountId) =>
+        async function* () {
+          yield new AccountRows([
+            { account_id: accountId, n: 1 },
+            { account_id: FOREIGN, n: 2, note: "OTHER-ONLY-4411" },
+          ]);
+        },
+    );
+    await serve(first, async (base, key) => {
+      const res = await fetch(`${base}/test/streamed`, { headers: bearer(key) });
+      assert.equal(res.status, 500);
+      assert.equal(await res.text(), JSON.stringify({ error: "tenant_barrier" }));
+    });
+    const later = streamingRoute(
+      (accountId) =>
+        async function* () {
+          yield new AccountRows([{ account_id: accountId, n: 1 }]);
+          await sleep(100);
+          yield new AccountRows([{ account_id: FOREIGN, n: 2, note: "OTHER-ONLY-4411" }]);
+        },
+    );
+    await serve(later, async (base, key) => {
+      const res = await fetch(`${base}/test/streamed`, { headers: bearer(key) });
+      assert.equal(res.status, 200);
+      const received = await res.text().then(
+        () => assert.fail("the body ended cleanly"),
+        (err: unknown) => err,
+      );
+      assert.ok(received instanceof Error);
     });
   });
 
