@@ -135,13 +135,14 @@ export async function saleJourneys(
       coalesce(j.keys, '[]') as keys, coalesce(j.ats, '[]') as ats
     from s
     left join lateral (
-      select json_agg(t.key order by t.at, t.key) as keys, json_agg(${epochMs(sql`t.at`)} order by t.at, t.key) as ats
+      select json_agg(t.key) as keys, json_agg(${epochMs(sql`t.at`)}) as ats
       from (
         select ${touchKey(params.level)} as key, tp.occurred_at as at
         from touchpoints tp
         where tp.account_id = ${accountId} and tp.contact_id = s.contact_id
           and tp.occurred_at <= s.at and tp.occurred_at >= s.at - ${params.lookbackDays}::int * interval '1 day'
           ${levelFilter(params.level)} and ${OWN_SIGNAL(accountId)}
+        order by tp.occurred_at, key
       ) t
       where t.key is not null
     ) j on true) x`,

@@ -122,3 +122,50 @@ test("the Markov null paths: each contact's touches in time order, ties by key, 
     { keys: ["meta/Z"], contacts: 1 },
   ]);
 });
+
+/*
+ * A sale's journey is read from the index in time order, then ordered by key among touches at the
+ * same instant, its instants beside its keys. Hal, Ivy, Jon and Kim each click ads Z (campaign C2)
+ * and A (campaign C1) at the same instant, then A again, and buy (four, so that an order left to
+ * the touches' random ids would show).
+ */
+test("a sale's journey: its touches in time order, ties by key, each with its instant", async () => {
+  const { accountId } = await seedAccount(db);
+  const buyers = ["hal", "ivy", "jon", "kim"];
+  await loadFixture(db, accountId, {
+    spend: [...(worked.spend ?? []), ad("Z", "2026-03-08", 10, { campaign_id: "C2", campaign_name: "Fall" })],
+    touchpoints: buyers.flatMap((who) => [
+      click(`${who}-z`, `${who}@x.test`, "Z", "2026-03-08"),
+      click(`${who}-a`, `${who}@x.test`, "A", "2026-03-08"),
+      click(`${who}-a2`, `${who}@x.test`, "A", "2026-03-09"),
+    ]),
+    events: buyers.map((who, i) => ({
+      id: `${who}-s`,
+      event_type: "sale",
+      event_datetime: `2026-03-1${i}T10:00:00Z`,
+      contact_email: `${who}@x.test`,
+      amount: 300,
+    })),
+  });
+  const journeys = (level: "ad" | "campaign") =>
+    db.read(accountId, (tx) =>
+      saleJourneys(tx, accountId, { window, level, lookbackDays: 30, unconverted: false }),
+    );
+  const day8 = Date.parse("2026-03-08T10:00:00Z");
+  const day9 = Date.parse("2026-03-09T10:00:00Z");
+  assert.deepEqual(
+    await journeys("campaign"),
+    buyers.map((who, i) => ({
+      sale_id: `${who}-s`,
+      at: Date.parse(`2026-03-1${i}T10:00:00Z`),
+      revenue: 300,
+      net: 300,
+      keys: ["meta/C1", "meta/C2", "meta/C1"],
+      ats: [day8, day8, day9],
+    })),
+  );
+  assert.deepEqual(
+    (await journeys("ad")).map((s) => s.keys),
+    buyers.map(() => ["meta/A", "meta/Z", "meta/A"]),
+  );
+});
