@@ -22,10 +22,11 @@ export interface CollectServices {
  * The production services, with any part given replaced. PGlite: one batch per account at a time (it
  * runs one transaction at a time anyway, and a second batch formed early would only be smaller).
  * PostgreSQL: two, of disjoint visitors and contacts (beacon-batch.ts `beaconKeys`), so that one
- * batch's statements run while the other's answers travel and Node prepares the next: measured on 2
- * cores (bench/collect.ts), 1 beat 3 and 6 when a batch cost most of its time in triggers planned
- * at each call; with those planned once (migration 0038) the round trips dominate and 2 beat 1. The
- * batch grows with the load (up to 200).
+ * batch's statements run while the other's answers travel and Node reads the next requests. Measured
+ * with bench/collect.ts on 2 shared cores (load 13–15), alternating: 2 in flight answered 792, 817,
+ * 1,771 beacons/s where 1 answered 561, 638, 1,479. (Before migration 0038, when a batch spent most
+ * of its time planning trigger statements, 1 had beaten 3 and 6.) The batch grows with the load (up
+ * to 200).
  */
 export function collectServicesFor(db: Database, given: Partial<CollectServices> = {}): CollectServices {
   const concurrency = db.kind === "postgres" ? 2 : 1;
