@@ -53,8 +53,7 @@ export async function upsertConversionTouchpoints(
     select ${accountId}, t.id, t.external_id, t.contact_id, 'conversion', t.event_type, t.occurred_at,
            coalesce(t.utm, '{}'::jsonb), coalesce(t.ad_ids, '{}'::jsonb), t.is_paid, t.value, t.currency, t.product,
            t.is_imported, t.event_id, t.resolution, t.resolved_platform, t.resolved_ad_id
-    -- json, not jsonb: read row by row instead of first built into one jsonb value (upsert-event.ts)
-    from json_to_recordset(${batch}::json)
+    from jsonb_to_recordset(${batch}::jsonb)
       as t(id uuid, external_id text, contact_id uuid, event_type text, occurred_at timestamptz, utm jsonb,
            ad_ids jsonb, is_paid boolean, value numeric, currency text, product text, is_imported boolean,
            event_id text, resolution text, resolved_platform text, resolved_ad_id text)

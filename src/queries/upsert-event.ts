@@ -49,7 +49,7 @@ export async function eventHashes(db: Sql, accountId: string, params: { ids: rea
     sql`
       select id, payload_hash from events
       where account_id = ${accountId}
-        and id in (select json_array_elements_text(${JSON.stringify(params.ids)}::json))`,
+        and id in (select jsonb_array_elements_text(${JSON.stringify(params.ids)}::jsonb))`,
   );
   return new Map(found.map((r) => [r.id, r.payload_hash]));
 }
@@ -129,9 +129,7 @@ export async function upsertEvents(
     sql`
       insert into events (account_id, ${sql.raw(names)}, record_platform, record_ad_id, first_touch_ad, assist_ads)
       select ${accountId}, ${sql.raw(selected)}, r.platform, r.ad_id, c.first_touch_ad, c.assist_ads
-      -- json, not jsonb: the text is read once, row by row, instead of first built into a jsonb value
-      -- (measured on a batch of 605 events: 15 → 7 ms of the server's CPU).
-      from json_to_recordset(${JSON.stringify(params.events)}::json) as e(${sql.raw(recordType)})
+      from jsonb_to_recordset(${JSON.stringify(params.events)}::jsonb) as e(${sql.raw(recordType)})
       -- Looked up only for an event without its own ad: for the others the contact is NULL, which no
       -- index entry equals (a condition in ON would be applied after the lookup, not before).
       left join lateral ascribe_last_ad_touch(${accountId}::uuid,
