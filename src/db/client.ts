@@ -384,7 +384,11 @@ export async function openPostgres(
     },
     keyChangesSeen: async () => {
       // Behind a transaction-mode pooler no cache is trusted: every request asks the database.
-      if (poolMode !== "transaction") await awaitListeners(url, { connectTimeoutMs });
+      if (poolMode === "transaction") return;
+      // The change is committed whatever happens here: a wait that fails (the server gone for a
+      // moment) only leaves the other instances to see it when its notification reaches them, and
+      // must not make the command that made it report a failure.
+      await awaitListeners(url, { connectTimeoutMs }).catch(() => undefined);
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     migrate: () => migratePostgres(url, MIGRATIONS_DIR, connectTimeoutMs),

@@ -4,6 +4,7 @@ import pg from "pg";
 import { updateAccountSettings } from "../../src/admin/accounts.ts";
 import { hashApiKey } from "../../src/auth/api-key.ts";
 import { awaitListeners, type ChangeFeed } from "../../src/db/change-feed.ts";
+import { openPostgres } from "../../src/db/client.ts";
 import { backend, openTestDatabase, seedAccount } from "../helpers/harness.ts";
 
 /*
@@ -173,6 +174,20 @@ describe("waiting for every listener (PostgreSQL)", {
     } finally {
       await silent.end();
     }
+  });
+
+  test("a wait that cannot reach the server does not fail the command: its change is committed", async () => {
+    const unreachable = await openPostgres("postgres://postgres@127.0.0.1:1/nowhere", 1_000, {
+      connectTimeoutMs: 500,
+    });
+    try {
+      await unreachable.keyChangesSeen();
+    } finally {
+      await unreachable.close();
+    }
+    await assert.rejects(
+      awaitListeners("postgres://postgres@127.0.0.1:1/nowhere", { connectTimeoutMs: 500 }),
+    );
   });
 
   test("does not wait for a listener whose connection goes away", async () => {
