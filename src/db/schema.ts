@@ -680,6 +680,15 @@ export const beaconReceipts = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.beaconId] })],
 );
 
+/**
+ * Moves on with every statement that writes the account's ads (migration 0039's triggers): the ad
+ * index cache checks it at every beacon batch instead of a digest of the whole catalog.
+ */
+export const adCatalogVersions = pgTable("ad_catalog_versions", {
+  accountId: accountRef().primaryKey(),
+  version: bigint("version", { mode: "number" }).notNull().default(0),
+});
+
 export const purchases = pgTable(
   "purchases",
   {

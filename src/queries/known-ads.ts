@@ -15,18 +15,14 @@ export function knownAds(db: Sql, accountId: string): Promise<KnownAd[]> {
 }
 
 /**
- * A digest of exactly what `knownAds` returns: equal digests, equal ad index. One row whatever the
- * catalog's size, so checking a cached index costs a scan of the account's ads but no transfer and no
- * rebuild. Each ad is hashed as a row value, where NULL and '' differ.
+ * The version of the account's ad catalog (migration 0039): moved on, in the writing transaction, by
+ * every statement that writes its ads. Equal versions, equal `knownAds`. An account whose ads were
+ * never written since that migration has none: "0".
  */
-export async function knownAdsDigest(db: Sql, accountId: string): Promise<string> {
-  const found = await rows<{ digest: string | null }>(
+export async function adCatalogVersion(db: Sql, accountId: string): Promise<string> {
+  const found = await rows<{ version: string }>(
     db,
-    sql`
-      select md5(string_agg(row(ad_id, ad_name, campaign_id, campaign_name, adset_id, adset_name, platform)::text,
-                            e'\n' order by platform, ad_id)) as digest
-      from ads
-      where account_id = ${accountId} and not is_excluded`,
+    sql`select version::text as version from ad_catalog_versions where account_id = ${accountId}`,
   );
-  return found[0]?.digest ?? "";
+  return found[0]?.version ?? "0";
 }

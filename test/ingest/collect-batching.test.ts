@@ -91,7 +91,7 @@ const touches = (accountId: string) =>
   );
 
 describe("POST /api/collect: ad index cache", () => {
-  test("a beacon after an ad is added, renamed or excluded resolves against the new catalog", async () => {
+  test("a beacon after an ad is added, renamed, excluded or deleted resolves against the new catalog", async () => {
     const app = await appWith();
     const a = await seedAccount(db);
     const ads = (statement: ReturnType<typeof sql>) => db.admin(a.accountId, (tx) => tx.execute(statement));
@@ -126,6 +126,9 @@ describe("POST /api/collect: ad index cache", () => {
     );
     assert.equal((await beacon("cache-07-0123456789abc", "Video A")).statusCode, 204);
 
+    await ads(sql`delete from ads where account_id = ${a.accountId} and ad_id = '120210000000000002'`);
+    assert.equal((await beacon("cache-08-0123456789abc", "x", "120210000000000002")).statusCode, 204);
+
     assert.deepEqual(
       (await touches(a.accountId)).map((t) => [t.external_id, t.resolution, t.resolved_ad_id]),
       [
@@ -136,6 +139,7 @@ describe("POST /api/collect: ad index cache", () => {
         ["beacon:cache-05-0123456789abc", "unresolved", null],
         ["beacon:cache-06-0123456789abc", "by_name", "120210000000000002"],
         ["beacon:cache-07-0123456789abc", "unresolved", null],
+        ["beacon:cache-08-0123456789abc", "unresolved", null],
       ],
     );
     await app.shut();
