@@ -43,6 +43,7 @@ describe("row-level security", () => {
       tables.map((t) => t.table),
       [
         "account_settings",
+        "ad_catalog_versions",
         "ad_rule_runs",
         "ad_rules",
         "ad_spend_daily",
