@@ -109,17 +109,30 @@ describe("waiting for every listener (PostgreSQL)", {
   /** A connection that listens as a serving instance does and answers the marker as told. */
   async function standIn(answer: "after 400 ms" | "never" | "disconnect after 200 ms") {
     const client = new pg.Client({ connectionString: db.url ?? "", application_name: "ascribe key changes" });
+    const timers = new Set<NodeJS.Timeout>();
+    const later = (ms: number, fn: () => Promise<unknown>) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        // Gone by then (the test ended it): nothing to answer.
+        fn().catch(() => undefined);
+      }, ms);
+      timers.add(timer);
+    };
+    client.on("error", () => {});
     await client.connect();
     await client.query("LISTEN ascribe_key_change");
     client.on("notification", (message) => {
       if (!message.payload?.startsWith("sync:")) return;
       if (answer === "after 400 ms") {
-        setTimeout(() => {
-          void client.query("select pg_notify('ascribe_key_change_ack', $1)", [message.payload]);
-        }, 400);
-      } else if (answer === "disconnect after 200 ms") setTimeout(() => void client.end(), 200);
+        later(400, () => client.query("select pg_notify('ascribe_key_change_ack', $1)", [message.payload]));
+      } else if (answer === "disconnect after 200 ms") later(200, () => client.end());
     });
-    return client;
+    return {
+      end: async () => {
+        for (const timer of timers) clearTimeout(timer);
+        await client.end();
+      },
+    };
   }
 
   async function timed(timeoutMs: number) {
