@@ -103,18 +103,10 @@ const replaced = EVENT_COLUMNS.filter(([name]) => name !== "id")
   .map(([name]) => `${name} = excluded.${name}`)
   .join(", ");
 
-const selected = EVENT_COLUMNS.map(([name]) => `e.${name}`).join(", ");
-
 /**
  * Inserts the events, or replaces those whose content changed, in one statement (the batch travels
  * as one JSON parameter); ids must be unique in the batch. Answers what happened to each id
  * ('inserted' | 'updated'; absent = unchanged).
- *
- * The ad of record of an inserted event (its resolved ad, else its contact's last ad touch; a sale's
- * first-touch and assisting ads) is computed here for the whole batch, by the functions the row
- * trigger calls, instead of by that trigger once per row (migration 0034): the transaction-local
- * setting tells the trigger so for this statement only. A replaced event still goes through the
- * update trigger (its dependencies may have changed).
  */
 export async function upsertEvents(
   db: Sql,
@@ -123,30 +115,16 @@ export async function upsertEvents(
 ): Promise<Map<string, "inserted" | "updated">> {
   const outcomes = new Map<string, "inserted" | "updated">();
   if (params.events.length === 0) return outcomes;
-  await db.execute(sql`select set_config('ascribe.ad_of_record_in_statement', 'on', true)`);
   const written = await rows<{ id: string; inserted: boolean }>(
     db,
     sql`
-      insert into events (account_id, ${sql.raw(names)}, record_platform, record_ad_id, first_touch_ad, assist_ads)
-      select ${accountId}, ${sql.raw(selected)}, r.platform, r.ad_id, c.first_touch_ad, c.assist_ads
+      insert into events (account_id, ${sql.raw(names)})
+      select ${accountId}, ${sql.raw(names)}
       from jsonb_to_recordset(${JSON.stringify(params.events)}::jsonb) as e(${sql.raw(recordType)})
-      -- Looked up only for an event without its own ad: for the others the contact is NULL, which no
-      -- index entry equals (a condition in ON would be applied after the lookup, not before).
-      left join lateral ascribe_last_ad_touch(${accountId}::uuid,
-          case when e.resolved_ad_id is null then e.contact_id end, e.event_datetime) l on true
-      cross join lateral (
-        select case when e.resolved_ad_id is not null then e.resolved_platform else l.platform end as platform,
-               coalesce(e.resolved_ad_id, l.ad_id) as ad_id
-      ) r
-      -- NULLs for events other than sales and payments (the function's own tests skip its reads).
-      left join lateral ascribe_sale_touch_credit(${accountId}::uuid, e.contact_id, e.id, e.event_type,
-          e.event_datetime, e.resolved_platform, e.resolved_ad_id, r.platform || '/' || r.ad_id) c
-        on e.event_type in ('sale', 'payment')
       on conflict (account_id, id) do update set ${sql.raw(replaced)}, updated_at = now()
       where events.payload_hash is distinct from excluded.payload_hash
       returning id, (xmax = 0) as inserted`,
   );
-  await db.execute(sql`select set_config('ascribe.ad_of_record_in_statement', 'off', true)`);
   for (const w of written) outcomes.set(w.id, w.inserted ? "inserted" : "updated");
   return outcomes;
 }
