@@ -7,7 +7,7 @@ import pg from "pg";
  * A raw statement (`rows`) on PostgreSQL sent straight to the pooled client, rather than through
  * drizzle's session, which builds a prepared-query object with two type-parser closures, tracing
  * spans and a cache check for every statement: measured 35 against 26 µs of Node CPU per read of
- * one row under `db.read`, and the pipeline bench's db-only ÷ bare-pg went from 0.72 to 0.97. The text and parameters are drizzle's own
+ * one row under `db.read` (interleaved, in one process). The text and parameters are drizzle's own
  * (`sqlToQuery`), the parsers the same (date and time types kept as text), and a failure is the
  * same `DrizzleQueryError` (statement, parameters, the driver's error as its cause).
  */
