@@ -18,7 +18,8 @@ export interface GroupCommitOptions<Item = unknown> {
   /**
    * What an item writes that another transaction of its account may write too (a visitor, a
    * contact): two items sharing a key are never in two batches in flight at once, and are written in
-   * arrival order. Without it, `concurrency` above 1 lets any two batches overlap.
+   * arrival order. Without it, `concurrency` above 1 lets any two batches overlap; with `concurrency` 1
+   * it is not asked.
    */
   keysOf?: (item: Item) => readonly string[];
   /**
@@ -81,7 +82,8 @@ export function createGroupCommit<Item, Result>(
   const refusedByItems = options.refusedByItems ?? refusedByData;
   const lostRace = options.lostRace ?? lostRaceWithAnother;
   const attempts = options.attempts ?? 3;
-  const keysOf = options.keysOf ?? (() => []);
+  // With one batch in flight no two can share a key: the keys are neither computed nor tracked.
+  const keysOf = concurrency > 1 ? options.keysOf : undefined;
   const queues = new Map<string, Queue<Item, Result>>();
 
   /** Writes `batch` and answers each of its items (see above). */
@@ -130,7 +132,7 @@ export function createGroupCommit<Item, Result>(
    * visitor's beacons are still written in arrival order.
    */
   const take = (queue: Queue<Item, Result>): Pending<Item, Result>[] => {
-    if (!options.keysOf) return queue.waiting.splice(0, maxBatch);
+    if (!keysOf) return queue.waiting.splice(0, maxBatch);
     const batch: Pending<Item, Result>[] = [];
     const left: Pending<Item, Result>[] = [];
     const held = new Set(queue.busy.keys());
@@ -166,7 +168,7 @@ export function createGroupCommit<Item, Result>(
           queue = { waiting: [], running: 0, busy: new Map(), scheduled: false };
           queues.set(accountId, queue);
         }
-        queue.waiting.push({ item, keys: keysOf(item), resolve, reject });
+        queue.waiting.push({ item, keys: keysOf?.(item) ?? [], resolve, reject });
         schedule(accountId, queue);
       });
     },
