@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
+  customType,
   date,
   doublePrecision,
   foreignKey,
@@ -688,6 +689,46 @@ export const adCatalogVersions = pgTable("ad_catalog_versions", {
   accountId: accountRef().primaryKey(),
   version: bigint("version", { mode: "number" }).notNull().default(0),
 });
+
+/** A transaction id (PostgreSQL's `xid8`), compared with a snapshot's xmin; text in JavaScript. */
+const xid8 = customType<{ data: string }>({ dataType: () => "xid8" });
+
+/**
+ * One row per writing transaction and account: the earliest instant of a touch or an event it
+ * changed (migration 0040's triggers). The attribution models' stored day credit is stale for every
+ * day that instant is before the end of.
+ */
+export const journeyChanges = pgTable(
+  "journey_changes",
+  {
+    accountId: accountRef(),
+    xid: xid8("xid").notNull(),
+    fromAt: at("from_at").notNull(),
+    notedAt: at("noted_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.xid] }),
+    index("journey_changes_noted_idx").on(t.accountId, t.notedAt),
+  ],
+);
+
+/** A day's credit under a per-sale attribution model (src/reports/attribution-day-credit.ts). */
+export const attributionDayCredits = pgTable(
+  "attribution_day_credits",
+  {
+    accountId: accountRef(),
+    level: text("level").notNull(),
+    model: text("model").notNull(),
+    lookbackDays: integer("lookback_days").notNull(),
+    day: date("day", { mode: "string" }).notNull(),
+    timezone: text("timezone").notNull(),
+    catalogVersion: bigint("catalog_version", { mode: "number" }).notNull(),
+    seenXmin: xid8("seen_xmin").notNull(),
+    computedAt: at("computed_at").notNull(),
+    credit: jsonb("credit").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.level, t.model, t.lookbackDays, t.day] })],
+);
 
 export const purchases = pgTable(
   "purchases",

@@ -105,6 +105,16 @@ const OWN_SIGNAL = (accountId: string) => sql`not (tp.kind = 'conversion' and ex
 const epochMs = (column: SQL) => sql`(extract(epoch from ${column}) * 1000)::float8`;
 
 /**
+ * What the journeys were read from: the statement's snapshot (its xmin: every transaction before it
+ * had ended), its instant, and the version of the ad catalog the campaigns were looked up in.
+ */
+export interface JourneysSeen {
+  seen_xmin: string;
+  computed_at: string;
+  catalog_version: number;
+}
+
+/**
  * Each counted sale of the window (docs/metrics.md, sale counting; its purchase's revenue with later
  * installments, net of refunds and disputes) with the contact's touches at `level` in the
  * `lookbackDays` up to it, its own conversion included when it carried its own source, in time
@@ -116,9 +126,9 @@ export async function saleJourneys(
   db: Sql,
   accountId: string,
   params: JourneysParams,
-): Promise<SaleJourneyRow[]> {
+): Promise<{ sales: SaleJourneyRow[]; seen: JourneysSeen }> {
   const w = params.window;
-  const [found] = await rows<{ sales: SaleJourneyRow[] }>(
+  const [found] = await rows<{ sales: SaleJourneyRow[] } & JourneysSeen>(
     db,
     sql`
     with ${CAMPAIGNS(accountId)}
@@ -130,7 +140,10 @@ export async function saleJourneys(
       where e.account_id = ${accountId} and e.counted
         and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
     )
-    select coalesce(json_agg(x order by x.at, x.sale_id), '[]') as sales from (
+    select coalesce(json_agg(x order by x.at, x.sale_id), '[]') as sales,
+      pg_snapshot_xmin(pg_current_snapshot())::text as seen_xmin, now()::text as computed_at,
+      coalesce((select v.version from ad_catalog_versions v where v.account_id = ${accountId}), 0)::float8 as catalog_version
+    from (
     select s.id as sale_id, ${epochMs(sql`s.at`)} as at, s.revenue::float8 as revenue, s.net::float8 as net,
       coalesce(j.keys, '[]') as keys, coalesce(j.ats, '[]') as ats
     from s
@@ -147,7 +160,9 @@ export async function saleJourneys(
       where t.key is not null
     ) j on true) x`,
   );
-  return found?.sales ?? [];
+  if (!found) throw new Error("the journeys statement answered no row");
+  const { sales, ...seen } = found;
+  return { sales, seen };
 }
 
 /**

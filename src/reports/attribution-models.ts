@@ -1,7 +1,13 @@
-import { creditSales, type ModelRequest } from "../attribution/models/credit.ts";
+import {
+  creditSales,
+  type ModelCredit,
+  type ModelRequest,
+  roundedCredit,
+} from "../attribution/models/credit.ts";
 import type { Sql } from "../db/client.ts";
 import { type CreditLevel, saleJourneys, unconvertedPaths } from "../queries/attribution-journeys.ts";
 import { creditIdentities } from "../queries/credit-identities.ts";
+import { toSaleJourney, windowDayCredits } from "./attribution-day-credit.ts";
 import type { ReportWindow } from "./window.ts";
 
 export interface ModelReportParams extends ModelRequest {
@@ -44,27 +50,10 @@ export async function attributionModels(
   accountId: string,
   params: ModelReportParams,
 ): Promise<ModelRow[]> {
-  const journeysParams = {
-    window: params.window,
-    level: params.level,
-    lookbackDays: params.lookbackDays,
-    unconverted: params.model === "markov",
-  };
-  const sales = (await saleJourneys(db, accountId, journeysParams)).map((s) => ({
-    touches: s.keys.map((key, i) => ({ key, at: s.ats[i] as number, direct: key === "direct" })),
-    at: s.at,
-    revenue: s.revenue,
-    net: s.net,
-  }));
-  const unconverted =
+  const credit =
     params.model === "markov"
-      ? (await unconvertedPaths(db, accountId, journeysParams)).map((p) => ({
-          keys: p.keys,
-          conversions: 0,
-          nulls: p.contacts,
-        }))
-      : [];
-  const credit = creditSales(params, sales, unconverted);
+      ? await markovCredit(db, accountId, params)
+      : roundedCredit(params.model, await windowDayCredits(db, accountId, params));
   const credited = new Map(credit.rows.map((r) => [r.key ?? NO_TOUCH, r]));
   const identities = new Map<string, Awaited<ReturnType<typeof creditIdentities>>[number]>();
   if (params.level !== "channel") {
@@ -98,7 +87,7 @@ export async function attributionModels(
       spend,
       roi_gross: roi(revenue, spend),
       roi_net: roi(net, spend),
-      share: sales.length > 0 ? Number((sold / sales.length).toFixed(6)) : 0,
+      share: credit.counted > 0 ? Number((sold / credit.counted).toFixed(6)) : 0,
       paths_used: dataDriven ? credit.pathsUsed : null,
       ci95: null,
     };
@@ -110,6 +99,23 @@ export async function attributionModels(
       b.credited_sales - a.credited_sales ||
       (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
   );
+}
+
+/** The Markov chain is fitted on every path of the window at once: it has no credit by day. */
+async function markovCredit(db: Sql, accountId: string, params: ModelReportParams): Promise<ModelCredit> {
+  const journeysParams = {
+    window: params.window,
+    level: params.level,
+    lookbackDays: params.lookbackDays,
+    unconverted: true,
+  };
+  const { sales } = await saleJourneys(db, accountId, journeysParams);
+  const unconverted = (await unconvertedPaths(db, accountId, journeysParams)).map((p) => ({
+    keys: p.keys,
+    conversions: 0,
+    nulls: p.contacts,
+  }));
+  return creditSales(params, sales.map(toSaleJourney), unconverted);
 }
 
 /** `platform/id` → [platform, id] (an id may hold a slash). */

@@ -66,7 +66,8 @@ describe("the attribution models' reads", () => {
     const params: JourneysParams = { window, level, lookbackDays: 30, unconverted: true };
 
     test(`the sales' journeys at the ${level} level read the ad touches index-only`, async () => {
-      const plan = await plans((tx, accountId) => saleJourneys(tx, accountId, params));
+      // The explaining stand-in answers no row, which the journeys' statement never does.
+      const plan = await plans((tx, accountId) => saleJourneys(tx, accountId, params).catch(() => null));
       assert.match(plan, /Index Only Scan using touchpoints_ad_touch_idx on touchpoints/, plan);
       assert.doesNotMatch(plan, /Seq Scan|Index Scan using \S+ on touchpoints/, plan);
       assert.match(plan, /Index Only Scan using events_utm_enriched_idx on events/, plan);
@@ -148,8 +149,10 @@ test("a sale's journey: its touches in time order, ties by key, each with its in
     })),
   });
   const journeys = (level: "ad" | "campaign") =>
-    db.read(accountId, (tx) =>
-      saleJourneys(tx, accountId, { window, level, lookbackDays: 30, unconverted: false }),
+    db.read(
+      accountId,
+      async (tx) =>
+        (await saleJourneys(tx, accountId, { window, level, lookbackDays: 30, unconverted: false })).sales,
     );
   const day8 = Date.parse("2026-03-08T10:00:00Z");
   const day9 = Date.parse("2026-03-09T10:00:00Z");

@@ -1,4 +1,4 @@
-import { addShare, type ModelTouch } from "./journey.ts";
+import type { ModelTouch } from "./journey.ts";
 import { type MarkovPath, markovAttribution } from "./markov.ts";
 import { roundToTotal } from "./rounding.ts";
 import { type RuleModel, type RuleOptions, ruleModels, ruleShares } from "./rule-based.ts";
@@ -35,6 +35,8 @@ export interface ModelCredit {
   rows: KeyCredit[];
   /** Data-driven models: the paths the model was fitted on (null for rule-based models). */
   pathsUsed: number | null;
+  /** The counted sales credited. */
+  counted: number;
 }
 
 /** Fractional sales are given to 4 decimals, money to the cent. */
@@ -49,20 +51,54 @@ function inOrder(touches: readonly ModelTouch[]): string[] {
     .map((t) => t.key);
 }
 
-/** Each key's fraction of the touched sales, of their revenue and of their net, before rounding. */
-function rawCredit(
+/** [sales, revenue, net]: a key's unrounded credit, or counts and sums in cents. */
+export type CreditSums = [number, number, number];
+
+/**
+ * Some sales' credit before rounding, as JSON: what the report stores for a day
+ * (attribution_day_credits.credit) and sums over its window's days before rounding once. Only the
+ * per-sale models can be split so (a Markov chain is fitted on every path of the window at once).
+ */
+export interface PartialCredit {
+  /** Each credited key's unrounded sales, revenue and net. */
+  keys: Record<string, CreditSums>;
+  /** Sales without a touch: their count, revenue and net in cents. */
+  untouched: CreditSums;
+  /** Every sale: count, revenue and net in cents. */
+  all: CreditSums;
+  /** Paths the model was fitted on (Markov) or credited (every other model). */
+  paths: number;
+}
+
+function addSums(into: Record<string, CreditSums>, key: string, sums: CreditSums): void {
+  const held = into[key];
+  if (held) {
+    held[0] += sums[0];
+    held[1] += sums[1];
+    held[2] += sums[2];
+  } else into[key] = [sums[0], sums[1], sums[2]];
+}
+
+function moneySums(sales: readonly SaleJourney[]): CreditSums {
+  return sales.reduce<CreditSums>(
+    (t, s) => [t[0] + 1, t[1] + cents(s.revenue), t[2] + cents(s.net)],
+    [0, 0, 0],
+  );
+}
+
+/** The sales' credit under one model, unrounded. */
+export function partialCredit(
   request: ModelRequest,
-  touched: readonly SaleJourney[],
-  unconverted: readonly MarkovPath[],
-): {
-  sales: Map<string, number>;
-  revenue: Map<string, number>;
-  net: Map<string, number>;
-  pathsUsed: number | null;
-} {
-  const sales = new Map<string, number>();
-  const revenue = new Map<string, number>();
-  const net = new Map<string, number>();
+  sales: readonly SaleJourney[],
+  unconverted: readonly MarkovPath[] = [],
+): PartialCredit {
+  const touched = sales.filter((s) => s.touches.length > 0);
+  const keys: Record<string, CreditSums> = {};
+  const part = {
+    keys,
+    untouched: moneySums(sales.filter((s) => s.touches.length === 0)),
+    all: moneySums(sales),
+  };
   if (request.model === "markov") {
     const paths = [
       ...touched.map((s) => ({ keys: inOrder(s.touches), conversions: 1, nulls: 0 })),
@@ -74,50 +110,44 @@ function rawCredit(
       net: 0,
     });
     for (const [key, share] of fit.shares) {
-      sales.set(key, share * touched.length);
-      revenue.set(key, share * totals.revenue);
-      net.set(key, share * totals.net);
+      addSums(keys, key, [share * touched.length, share * totals.revenue, share * totals.net]);
     }
-    return { sales, revenue, net, pathsUsed: fit.pathsUsed };
+    return { ...part, paths: fit.pathsUsed };
   }
   for (const sale of touched) {
     const shares =
       request.model === "shapley"
         ? shapleyShares(sale.touches.map((t) => t.key))
         : ruleShares(request.model, sale.touches, sale.at, request);
-    for (const [key, share] of shares) {
-      addShare(sales, key, share);
-      addShare(revenue, key, share * sale.revenue);
-      addShare(net, key, share * sale.net);
-    }
+    for (const [key, share] of shares) addSums(keys, key, [share, share * sale.revenue, share * sale.net]);
   }
-  return { sales, revenue, net, pathsUsed: request.model === "shapley" ? touched.length : null };
+  return { ...part, paths: touched.length };
 }
 
 /**
- * Credits every counted sale of the window under one model. Sales without a touch go to the
+ * The credit of some parts (a window's days) together, rounded. Sales without a touch go to the
  * `(none)` row. Totals are kept exactly: Σ sales = the counted sales, Σ revenue and Σ net = theirs
  * to the cent, each column rounded by largest remainder (rounding.ts).
  */
-export function creditSales(
-  request: ModelRequest,
-  sales: readonly SaleJourney[],
-  unconverted: readonly MarkovPath[] = [],
-): ModelCredit {
-  const touched = sales.filter((s) => s.touches.length > 0);
-  const untouched = sales.filter((s) => s.touches.length === 0);
-  const raw = rawCredit(request, touched, unconverted);
-  const keys = [...raw.sales.keys()].sort();
-  const noneRevenue = untouched.reduce((a, s) => a + cents(s.revenue), 0) / 100;
-  const noneNet = untouched.reduce((a, s) => a + cents(s.net), 0) / 100;
-  const values = (m: Map<string, number>, none: number) => [...keys.map((k) => m.get(k) ?? 0), none];
-  const column = (m: Map<string, number>, none: number, total: number, decimals: number) =>
-    roundToTotal(values(m, none), total, decimals);
-  const totalRevenue = sales.reduce((a, s) => a + cents(s.revenue), 0) / 100;
-  const totalNet = sales.reduce((a, s) => a + cents(s.net), 0) / 100;
-  const soldCounts = column(raw.sales, untouched.length, sales.length, SALES_DECIMALS);
-  const revenues = column(raw.revenue, noneRevenue, totalRevenue, MONEY_DECIMALS);
-  const nets = column(raw.net, noneNet, totalNet, MONEY_DECIMALS);
+export function roundedCredit(model: ModelName, parts: readonly PartialCredit[]): ModelCredit {
+  const keyed: Record<string, CreditSums> = {};
+  const untouched: CreditSums = [0, 0, 0];
+  const all: CreditSums = [0, 0, 0];
+  let paths = 0;
+  for (const part of parts) {
+    for (const [key, sums] of Object.entries(part.keys)) addSums(keyed, key, sums);
+    for (const i of [0, 1, 2] as const) {
+      untouched[i] += part.untouched[i];
+      all[i] += part.all[i];
+    }
+    paths += part.paths;
+  }
+  const keys = Object.keys(keyed).sort();
+  const column = (i: 0 | 1 | 2, none: number, total: number, decimals: number) =>
+    roundToTotal([...keys.map((k) => (keyed[k] as CreditSums)[i]), none], total, decimals);
+  const soldCounts = column(0, untouched[0], all[0], SALES_DECIMALS);
+  const revenues = column(1, untouched[1] / 100, all[1] / 100, MONEY_DECIMALS);
+  const nets = column(2, untouched[2] / 100, all[2] / 100, MONEY_DECIMALS);
   const rows: KeyCredit[] = [...keys, null].map((key, i) => ({
     key,
     sales: soldCounts[i] as number,
@@ -125,7 +155,17 @@ export function creditSales(
     net: nets[i] as number,
   }));
   return {
-    rows: rows.filter((r) => r.key !== null || untouched.length > 0),
-    pathsUsed: raw.pathsUsed,
+    rows: rows.filter((r) => r.key !== null || untouched[0] > 0),
+    pathsUsed: model === "markov" || model === "shapley" ? paths : null,
+    counted: all[0],
   };
+}
+
+/** Credits every counted sale of a window under one model (see roundedCredit). */
+export function creditSales(
+  request: ModelRequest,
+  sales: readonly SaleJourney[],
+  unconverted: readonly MarkovPath[] = [],
+): ModelCredit {
+  return roundedCredit(request.model, [partialCredit(request, sales, unconverted)]);
 }

@@ -1,0 +1,212 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { sql } from "drizzle-orm";
+import { rows } from "../../src/db/client.ts";
+import { type ImportKind, importKinds } from "../../src/import/kinds.ts";
+import { backend, seedAccount, testSecrets, useTestApp } from "../helpers/harness.ts";
+import { at, loadFixture } from "../helpers/report-fixtures.ts";
+import { ad, click, worked } from "../helpers/worked-example.ts";
+
+/*
+ * The per-sale models' credit is stored by day (migration 0040) and read back while nothing it was
+ * computed from has changed. Each test first plants a false credit in the stored day of Ann's sale
+ * (March 12 of the worked example): a request that answers it shows the stored day was read; one
+ * that answers the true figures after a change shows the change staled it.
+ */
+
+const now = new Date("2026-03-31T12:00:00Z");
+const env = useTestApp({ clock: () => now });
+const MARCH = "?from=2026-03-01&to=2026-03-31";
+
+/** All of the sale to ad A: what no model would give after B's touch. */
+const PLANTED = {
+  keys: { "meta/A": [1, 1500, 1300] },
+  untouched: [0, 0, 0],
+  all: [1, 150000, 130000],
+  paths: 1,
+};
+
+async function worksOn(fixture = worked) {
+  const account = await seedAccount(env.db);
+  await loadFixture(env.db, account.accountId, fixture);
+  const key = await account.key(["read:attribution"]);
+  const credit = async (query: string) => {
+    const r = await env.get(key, `/attribution/models${MARCH}&${query}`);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return r.body.data.map((row: Record<string, unknown>) => [
+      row.key,
+      row.credited_sales,
+      row.credited_revenue,
+      row.credited_net_revenue,
+    ]);
+  };
+  const plant = (level: string, model: string) =>
+    env.db.admin(account.accountId, (tx) =>
+      rows(
+        tx,
+        sql`update attribution_day_credits set credit = ${JSON.stringify(PLANTED)}::jsonb
+            where account_id = ${account.accountId} and level = ${level} and model = ${model} and day = '2026-03-12'
+            returning day`,
+      ),
+    );
+  return { ...account, credit, plant };
+}
+
+const planted = [
+  ["meta/A", 1, 1500, 1300],
+  ["meta/B", 0, 0, 0],
+];
+
+describe("the models' credit stored by day", () => {
+  test("a window's days are stored once computed and read back while nothing changed", async () => {
+    const account = await worksOn();
+    // Linear: A and B half each of 1500 (net 1300).
+    const linear = [
+      ["meta/A", 0.5, 750, 650],
+      ["meta/B", 0.5, 750, 650],
+    ];
+    assert.deepEqual(await account.credit("model=linear"), linear);
+    const stored = await env.db.admin(account.accountId, (tx) =>
+      rows<{ days: number; tz: string }>(
+        tx,
+        sql`select count(*)::int as days, min(timezone) as tz from attribution_day_credits
+            where account_id = ${account.accountId} and level = 'ad' and model = 'linear' and lookback_days = 30`,
+      ),
+    );
+    assert.deepEqual(stored, [{ days: 31, tz: "UTC" }]);
+    assert.deepEqual(await account.plant("ad", "linear"), [{ day: "2026-03-12" }]);
+    assert.deepEqual(await account.credit("model=linear"), planted);
+    // Another model's, level's or setting's days are their own.
+    assert.deepEqual(await account.credit("model=linear&lookback_days=31"), linear);
+    assert.deepEqual(await account.credit("model=time_decay&half_life_days=3"), [
+      // 2^(−10/3) : 2^(−8/3) = 1 : 2^(2/3) = 0.386488 : 0.613512; of 1500: 579.73 and 920.27 (its
+      // extra cent by largest remainder), of 1300: 502.43 and 797.57
+      ["meta/B", 0.6135, 920.27, 797.57],
+      ["meta/A", 0.3865, 579.73, 502.43],
+    ]);
+  });
+
+  test("a new touch before the sale stales its day (and not the days before it)", async () => {
+    const account = await worksOn();
+    await account.credit("model=linear");
+    await account.plant("ad", "linear");
+    const before = await env.db.admin(account.accountId, (tx) =>
+      rows<{ day: string; seen_xmin: string }>(
+        tx,
+        sql`select day::text, seen_xmin::text from attribution_day_credits
+            where account_id = ${account.accountId} and model = 'linear' and day in ('2026-03-09', '2026-03-12') order by day`,
+      ),
+    );
+    // Ann clicks ad B again on March 10: A a third, B two thirds.
+    await loadFixture(env.db, account.accountId, {
+      touchpoints: [click("t4", "ann@x.test", "B", "2026-03-10")],
+    });
+    assert.deepEqual(await account.credit("model=linear"), [
+      ["meta/B", 0.6667, 1000, 866.67],
+      ["meta/A", 0.3333, 500, 433.33],
+    ]);
+    const after = await env.db.admin(account.accountId, (tx) =>
+      rows<{ day: string; seen_xmin: string }>(
+        tx,
+        sql`select day::text, seen_xmin::text from attribution_day_credits
+            where account_id = ${account.accountId} and model = 'linear' and day in ('2026-03-09', '2026-03-12') order by day`,
+      ),
+    );
+    // March 9 was still right: checked again (a newer snapshot), not computed again.
+    assert.equal(after[0]?.day, "2026-03-09");
+    assert.notEqual(after[0]?.seen_xmin, before[0]?.seen_xmin);
+  });
+
+  test("a refund of the sale stales the sale's day: net revenue on the same shares", async () => {
+    const account = await worksOn();
+    await account.credit("model=linear");
+    await account.plant("ad", "linear");
+    await loadFixture(env.db, account.accountId, {
+      events: [
+        {
+          id: "r2",
+          event_type: "payment",
+          event_datetime: at("2026-03-28"),
+          contact_email: "ann@x.test",
+          amount: 100,
+          payment_status: "refunded",
+          product_key: "coaching",
+        },
+      ],
+    });
+    // 1300 − 100 = 1200 net, half each.
+    assert.deepEqual(await account.credit("model=linear"), [
+      ["meta/A", 0.5, 750, 600],
+      ["meta/B", 0.5, 750, 600],
+    ]);
+  });
+
+  test("an ad moved to another campaign stales the campaign level", async () => {
+    const account = await worksOn();
+    assert.deepEqual(await account.credit("model=linear&level=campaign"), [["meta/C1", 1, 1500, 1300]]);
+    await loadFixture(env.db, account.accountId, {
+      spend: [ad("B", "2026-03-05", 50, { campaign_id: "C2" })],
+    });
+    assert.deepEqual(await account.credit("model=linear&level=campaign"), [
+      ["meta/C1", 0.5, 750, 650],
+      ["meta/C2", 0.5, 750, 650],
+    ]);
+  });
+
+  test("a new timezone computes the days again in it", async () => {
+    const account = await worksOn();
+    await account.credit("model=linear");
+    await account.plant("ad", "linear");
+    await env.db.admin(account.accountId, (tx) =>
+      rows(
+        tx,
+        sql`update accounts set timezone = 'Europe/Paris' where id = ${account.accountId} returning id`,
+      ),
+    );
+    const r = await account.credit("model=linear");
+    assert.deepEqual(r, [
+      ["meta/A", 0.5, 750, 650],
+      ["meta/B", 0.5, 750, 650],
+    ]);
+    const zones = await env.db.admin(account.accountId, (tx) =>
+      rows<{ timezone: string }>(
+        tx,
+        sql`select distinct timezone from attribution_day_credits where account_id = ${account.accountId}`,
+      ),
+    );
+    assert.deepEqual(zones, [{ timezone: "Europe/Paris" }]);
+  });
+
+  test("a change whose transaction was still open when the days were computed stales them once it commits", {
+    skip: backend !== "postgres" && "two connections at once: PostgreSQL only",
+  }, async () => {
+    const account = await worksOn();
+    const touchpoints = importKinds.touchpoints as ImportKind<unknown>;
+    const record = touchpoints.schema.parse(click("t4", "ann@x.test", "B", "2026-03-10"));
+    let written: () => void = () => {};
+    const wrote = new Promise<void>((resolve) => {
+      written = resolve;
+    });
+    let commit: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    const writer = env.db.tenant(account.accountId, async (tx) => {
+      await touchpoints.write(tx, account.accountId, [record], { secrets: testSecrets });
+      written();
+      await held;
+    });
+    await wrote;
+    // Computed while the touch is written but not committed: without it.
+    assert.deepEqual(await account.credit("model=linear"), [
+      ["meta/A", 0.5, 750, 650],
+      ["meta/B", 0.5, 750, 650],
+    ]);
+    commit();
+    await writer;
+    assert.deepEqual(await account.credit("model=linear"), [
+      ["meta/B", 0.6667, 1000, 866.67],
+      ["meta/A", 0.3333, 500, 433.33],
+    ]);
+  });
+});
