@@ -1,9 +1,4 @@
-import {
-  type ModelRequest,
-  type PartialCredit,
-  partialCredit,
-  type SaleJourney,
-} from "../attribution/models/credit.ts";
+import type { ModelRequest, SaleJourney } from "../attribution/models/credit.ts";
 import type { Sql } from "../db/client.ts";
 import { type DayCreditKey, freshDayCredits } from "../queries/attribution-day-credits.ts";
 import { type CreditLevel, type SaleJourneyRow, saleJourneys } from "../queries/attribution-journeys.ts";
@@ -16,8 +11,8 @@ export interface DayCreditParams extends ModelRequest {
   lookbackDays: number;
 }
 
-/** A stored sale journey as the models take it. */
-export function toSaleJourney(s: SaleJourneyRow): SaleJourney {
+/** A sale's journey as the models take it. */
+function toSaleJourney(s: SaleJourneyRow): SaleJourney {
   return {
     touches: s.keys.map((key, i) => ({ key, at: s.ats[i] as number, direct: key === "direct" })),
     at: s.at,
@@ -26,29 +21,35 @@ export function toSaleJourney(s: SaleJourneyRow): SaleJourney {
   };
 }
 
-/** The model and the settings a day's credit depends on. */
-function modelKey(request: ModelRequest): string {
+/**
+ * What a stored day depends on besides its level and look-back: the model and its settings; for
+ * `markov`, whatever its order, the day's converting paths.
+ */
+export function modelKey(request: ModelRequest): string {
   switch (request.model) {
     case "time_decay":
       return `time_decay:${request.halfLifeDays}`;
     case "position_based":
       return `position_based:${request.firstWeight}/${request.lastWeight}`;
+    case "markov":
+      return "markov_paths";
     default:
       return request.model;
   }
 }
 
 /**
- * Each day's unrounded credit of the window under a per-sale model (docs/attribution.md, "Speed"):
- * the days still stored as computed (freshDayCredits), the others computed from their sales'
- * journeys, in one read from the first to the last of them, and stored. A live account's ingest
- * stales only today, so a report of 30 days reads 29 stored days and the journeys of one.
+ * What each day of the window gives under a model (docs/attribution.md, "Speed"): the days still
+ * stored as computed (freshDayCredits), the others computed by `ofDay` from their sales' journeys,
+ * in one read from the first to the last of them, and stored. A live account's ingest stales only
+ * today, so a report of 30 days reads 29 stored days and the journeys of one.
  */
-export async function windowDayCredits(
+export async function windowDays<T>(
   db: Sql,
   accountId: string,
   params: DayCreditParams,
-): Promise<PartialCredit[]> {
+  ofDay: (sales: readonly SaleJourney[]) => T,
+): Promise<T[]> {
   const w = params.window;
   const key: DayCreditKey = {
     level: params.level,
@@ -58,7 +59,7 @@ export async function windowDayCredits(
   };
   const days: string[] = [];
   for (let day = w.from; day <= w.to; day = addDays(day, 1)) days.push(day);
-  const stored = await freshDayCredits<PartialCredit>(db, accountId, { ...key, from: w.from, to: w.to });
+  const stored = await freshDayCredits<T>(db, accountId, { ...key, from: w.from, to: w.to });
   const credit = new Map(stored.map((s) => [s.day, s.credit]));
   const missing = days.filter((day) => !credit.has(day));
   const first = missing[0];
@@ -80,11 +81,11 @@ export async function windowDayCredits(
     }
     const computed = [];
     for (let day = first; day <= last; day = addDays(day, 1)) {
-      const dayCredit = partialCredit(params, salesOf.get(day) ?? []);
+      const dayCredit = ofDay(salesOf.get(day) ?? []);
       credit.set(day, dayCredit);
       computed.push({ day, credit: dayCredit });
     }
     await saveDayCredits(db, accountId, { ...key, seen: read.seen, days: computed });
   }
-  return days.map((day) => credit.get(day) as PartialCredit);
+  return days.map((day) => credit.get(day) as T);
 }

@@ -1,13 +1,15 @@
 import {
-  creditSales,
+  convertingPaths,
   type ModelCredit,
   type ModelRequest,
+  markovCredit,
+  partialCredit,
   roundedCredit,
 } from "../attribution/models/credit.ts";
 import type { Sql } from "../db/client.ts";
-import { type CreditLevel, saleJourneys, unconvertedPaths } from "../queries/attribution-journeys.ts";
+import { type CreditLevel, unconvertedPaths } from "../queries/attribution-journeys.ts";
 import { creditIdentities } from "../queries/credit-identities.ts";
-import { toSaleJourney, windowDayCredits } from "./attribution-day-credit.ts";
+import { windowDays } from "./attribution-day-credit.ts";
 import type { ReportWindow } from "./window.ts";
 
 export interface ModelReportParams extends ModelRequest {
@@ -50,10 +52,7 @@ export async function attributionModels(
   accountId: string,
   params: ModelReportParams,
 ): Promise<ModelRow[]> {
-  const credit =
-    params.model === "markov"
-      ? await markovCredit(db, accountId, params)
-      : roundedCredit(params.model, await windowDayCredits(db, accountId, params));
+  const credit = await modelCredit(db, accountId, params);
   const credited = new Map(credit.rows.map((r) => [r.key ?? NO_TOUCH, r]));
   const identities = new Map<string, Awaited<ReturnType<typeof creditIdentities>>[number]>();
   if (params.level !== "channel") {
@@ -101,21 +100,26 @@ export async function attributionModels(
   );
 }
 
-/** The Markov chain is fitted on every path of the window at once: it has no credit by day. */
-async function markovCredit(db: Sql, accountId: string, params: ModelReportParams): Promise<ModelCredit> {
-  const journeysParams = {
+/**
+ * The per-sale models credit each day apart; the Markov chain is fitted on the window's converting
+ * paths (stored by day) and its paths to null (read at each request) at once.
+ */
+async function modelCredit(db: Sql, accountId: string, params: ModelReportParams): Promise<ModelCredit> {
+  if (params.model !== "markov") {
+    return roundedCredit(
+      params.model,
+      await windowDays(db, accountId, params, (sales) => partialCredit(params, sales)),
+    );
+  }
+  const converting = await windowDays(db, accountId, params, convertingPaths);
+  const unconverted = await unconvertedPaths(db, accountId, {
     window: params.window,
     level: params.level,
     lookbackDays: params.lookbackDays,
     unconverted: true,
-  };
-  const { sales } = await saleJourneys(db, accountId, journeysParams);
-  const unconverted = (await unconvertedPaths(db, accountId, journeysParams)).map((p) => ({
-    keys: p.keys,
-    conversions: 0,
-    nulls: p.contacts,
-  }));
-  return creditSales(params, sales.map(toSaleJourney), unconverted);
+  });
+  const nulls = unconverted.map((p) => ({ keys: p.keys, conversions: 0, nulls: p.contacts }));
+  return roundedCredit("markov", [markovCredit(params.order, converting, nulls)]);
 }
 
 /** `platform/id` → [platform, id] (an id may hold a slash). */

@@ -40,11 +40,11 @@ async function worksOn(fixture = worked) {
       row.credited_net_revenue,
     ]);
   };
-  const plant = (level: string, model: string) =>
+  const plant = (level: string, model: string, credit: unknown = PLANTED) =>
     env.db.admin(account.accountId, (tx) =>
       rows(
         tx,
-        sql`update attribution_day_credits set credit = ${JSON.stringify(PLANTED)}::jsonb
+        sql`update attribution_day_credits set credit = ${JSON.stringify(credit)}::jsonb
             where account_id = ${account.accountId} and level = ${level} and model = ${model} and day = '2026-03-12'
             returning day`,
       ),
@@ -115,6 +115,39 @@ describe("the models' credit stored by day", () => {
     // March 9 was still right: checked again (a newer snapshot), not computed again.
     assert.equal(after[0]?.day, "2026-03-09");
     assert.notEqual(after[0]?.seen_xmin, before[0]?.seen_xmin);
+  });
+
+  test("Markov reads the days' converting paths stored, whatever its order; its paths to null at each request", async () => {
+    const account = await worksOn();
+    // Ann's one path A → B: removing either loses her conversion, half each.
+    const halves = [
+      ["meta/A", 0.5, 750, 650],
+      ["meta/B", 0.5, 750, 650],
+    ];
+    assert.deepEqual(await account.credit("model=markov"), halves);
+    assert.deepEqual(
+      await account.plant("ad", "markov_paths", {
+        paths: [[["meta/B"], 1]],
+        touched: [1, 150000, 130000],
+        untouched: [0, 0, 0],
+        all: [1, 150000, 130000],
+      }),
+      [{ day: "2026-03-12" }],
+    );
+    assert.deepEqual(await account.credit("model=markov&order=2"), [
+      ["meta/B", 1, 1500, 1300],
+      ["meta/A", 0, 0, 0],
+    ]);
+    // Dan clicks A on March 20 and buys nothing: a path to null, read at each request. His touch
+    // comes after Ann's sale, so her stored day holds: B alone converts, and removing B loses every
+    // conversion (effect 1), removing A none (effect 0).
+    await loadFixture(env.db, account.accountId, {
+      touchpoints: [click("d1", "dan@x.test", "A", "2026-03-20")],
+    });
+    assert.deepEqual(await account.credit("model=markov&order=2"), [
+      ["meta/B", 1, 1500, 1300],
+      ["meta/A", 0, 0, 0],
+    ]);
   });
 
   test("a refund of the sale stales the sale's day: net revenue on the same shares", async () => {

@@ -86,42 +86,88 @@ function moneySums(sales: readonly SaleJourney[]): CreditSums {
   );
 }
 
+/**
+ * Some sales' converting paths, as JSON: what the report stores for a day under `markov` (whatever
+ * its order). Each distinct path once, in the order of its first sale, with its count: the chain
+ * built from them walks its states in the order the sales would, so the fit is the same.
+ */
+export interface ConvertingPaths {
+  paths: [keys: string[], sales: number][];
+  /** Sales with a touch: count, revenue and net in cents. */
+  touched: CreditSums;
+  untouched: CreditSums;
+  all: CreditSums;
+}
+
+/** The sales' converting paths (see ConvertingPaths). */
+export function convertingPaths(sales: readonly SaleJourney[]): ConvertingPaths {
+  const touched = sales.filter((s) => s.touches.length > 0);
+  const counted = new Map<string, [string[], number]>();
+  for (const sale of touched) {
+    const keys = inOrder(sale.touches);
+    const name = JSON.stringify(keys);
+    const held = counted.get(name);
+    if (held) held[1] += 1;
+    else counted.set(name, [keys, 1]);
+  }
+  return {
+    paths: [...counted.values()],
+    touched: moneySums(touched),
+    untouched: moneySums(sales.filter((s) => s.touches.length === 0)),
+    all: moneySums(sales),
+  };
+}
+
+/**
+ * The Markov credit of some days' converting paths (in day order) and the window's paths to null,
+ * unrounded: the removal-effect shares of the sales with a touch, of their revenue and of their net.
+ */
+export function markovCredit(
+  order: number,
+  days: readonly ConvertingPaths[],
+  unconverted: readonly MarkovPath[],
+): PartialCredit {
+  const touched: CreditSums = [0, 0, 0];
+  const untouched: CreditSums = [0, 0, 0];
+  const all: CreditSums = [0, 0, 0];
+  const paths: MarkovPath[] = [];
+  for (const day of days) {
+    for (const [keys, sales] of day.paths) paths.push({ keys, conversions: sales, nulls: 0 });
+    for (const i of [0, 1, 2] as const) {
+      touched[i] += day.touched[i];
+      untouched[i] += day.untouched[i];
+      all[i] += day.all[i];
+    }
+  }
+  const fit = markovAttribution([...paths, ...unconverted], order);
+  const keys: Record<string, CreditSums> = {};
+  for (const [key, share] of fit.shares) {
+    addSums(keys, key, [share * touched[0], (share * touched[1]) / 100, (share * touched[2]) / 100]);
+  }
+  // Each converting sale is a path of its own, each distinct path to null one.
+  const nullPaths = unconverted.filter((p) => p.keys.length > 0 && p.nulls > 0).length;
+  return { keys, untouched, all, paths: touched[0] + nullPaths };
+}
+
 /** The sales' credit under one model, unrounded. */
 export function partialCredit(
   request: ModelRequest,
   sales: readonly SaleJourney[],
   unconverted: readonly MarkovPath[] = [],
 ): PartialCredit {
-  const touched = sales.filter((s) => s.touches.length > 0);
+  if (request.model === "markov") return markovCredit(request.order, [convertingPaths(sales)], unconverted);
   const keys: Record<string, CreditSums> = {};
-  const part = {
-    keys,
-    untouched: moneySums(sales.filter((s) => s.touches.length === 0)),
-    all: moneySums(sales),
-  };
-  if (request.model === "markov") {
-    const paths = [
-      ...touched.map((s) => ({ keys: inOrder(s.touches), conversions: 1, nulls: 0 })),
-      ...unconverted,
-    ];
-    const fit = markovAttribution(paths, request.order);
-    const totals = touched.reduce((t, s) => ({ revenue: t.revenue + s.revenue, net: t.net + s.net }), {
-      revenue: 0,
-      net: 0,
-    });
-    for (const [key, share] of fit.shares) {
-      addSums(keys, key, [share * touched.length, share * totals.revenue, share * totals.net]);
-    }
-    return { ...part, paths: fit.pathsUsed };
-  }
-  for (const sale of touched) {
+  for (const sale of sales) {
+    if (sale.touches.length === 0) continue;
     const shares =
       request.model === "shapley"
         ? shapleyShares(sale.touches.map((t) => t.key))
         : ruleShares(request.model, sale.touches, sale.at, request);
     for (const [key, share] of shares) addSums(keys, key, [share, share * sale.revenue, share * sale.net]);
   }
-  return { ...part, paths: touched.length };
+  const untouched = moneySums(sales.filter((s) => s.touches.length === 0));
+  const all = moneySums(sales);
+  return { keys, untouched, all, paths: all[0] - untouched[0] };
 }
 
 /**
