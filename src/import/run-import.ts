@@ -4,6 +4,7 @@ import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database, Sql } from "../db/client.ts";
 import { validationMessage } from "../http/pipeline.ts";
 import { reResolveAds } from "../ingest/re-resolve-ads.ts";
+import { refreshStoredDays } from "../reports/attribution-day-credit.ts";
 import {
   BatchSizer,
   DEFAULT_RETRY,
@@ -195,5 +196,7 @@ async function finish(db: Database, account: string, adsChanged: boolean): Promi
   if (adsChanged) await db.tenant(account, (tx) => reResolveAds(tx, account));
   // Reports fold pending rollup deltas before reading: a large import pays it here, not a request.
   await foldBacklog(db, account);
+  // Likewise the attribution models' stored days the import staled.
+  await db.tenant(account, (tx) => refreshStoredDays(tx, account));
   await db.maintain({ afterBulkWrite: true }); // the embedded database's vacuum and statistics after the bulk write
 }

@@ -1,8 +1,16 @@
-import type { ModelRequest, SaleJourney } from "../attribution/models/credit.ts";
+import {
+  convertingPaths,
+  type ModelRequest,
+  modelNames,
+  partialCredit,
+  type SaleJourney,
+} from "../attribution/models/credit.ts";
 import type { Sql } from "../db/client.ts";
+import { accountTimezone } from "../queries/account-timezone.ts";
 import { type DayCreditKey, freshDayCredits } from "../queries/attribution-day-credits.ts";
 import { type CreditLevel, type SaleJourneyRow, saleJourneys } from "../queries/attribution-journeys.ts";
 import { saveDayCredits } from "../queries/save-day-credits.ts";
+import { storedDayKinds } from "../queries/stored-day-kinds.ts";
 import { addDays, dateIn, type ReportWindow, reportWindow } from "./window.ts";
 
 export interface DayCreditParams extends ModelRequest {
@@ -88,4 +96,53 @@ export async function windowDays<T>(
     await saveDayCredits(db, accountId, { ...key, seen: read.seen, days: computed });
   }
   return days.map((day) => credit.get(day) as T);
+}
+
+/** modelKey's inverse: the request a stored model key stands for (null: none). */
+function requestOf(model: string): ModelRequest | null {
+  const request: ModelRequest = {
+    model: "linear",
+    order: 1,
+    halfLifeDays: 7,
+    firstWeight: 0.4,
+    lastWeight: 0.4,
+  };
+  const [name, setting = ""] = model.split(":");
+  if (name === "markov_paths") return { ...request, model: "markov" };
+  if (name === "time_decay") return { ...request, model: name, halfLifeDays: Number(setting) };
+  if (name === "position_based") {
+    const [first, last] = setting.split("/").map(Number);
+    return { ...request, model: name, firstWeight: first ?? 0.4, lastWeight: last ?? 0.4 };
+  }
+  const known = modelNames.find((m) => m === name && m !== "markov");
+  return known ? { ...request, model: known } : null;
+}
+
+/** The days refreshed after an import: the last month of what the account has asked for. */
+const REFRESHED_DAYS = 31;
+
+/**
+ * After an import (run-import.ts): computes again the stored days it staled, for every model, level
+ * and look-back the account has asked for, over the last REFRESHED_DAYS days of what was asked, so
+ * the first report after a large import reads stored days instead of paying for them.
+ */
+export async function refreshStoredDays(db: Sql, accountId: string): Promise<void> {
+  const timezone = await accountTimezone(db, accountId);
+  if (timezone === null) return;
+  for (const kind of await storedDayKinds(db, accountId)) {
+    const request = requestOf(kind.model);
+    if (request === null) continue;
+    const params = {
+      ...request,
+      window: reportWindow(
+        { from: addDays(kind.last_day, 1 - REFRESHED_DAYS), to: kind.last_day },
+        { timezone },
+        new Date(),
+      ),
+      level: kind.level as CreditLevel,
+      lookbackDays: kind.lookback_days,
+    };
+    if (request.model === "markov") await windowDays(db, accountId, params, convertingPaths);
+    else await windowDays(db, accountId, params, (sales) => partialCredit(request, sales));
+  }
 }

@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import { rows } from "../../src/db/client.ts";
 import { type ImportKind, importKinds } from "../../src/import/kinds.ts";
+import { runImport } from "../../src/import/run-import.ts";
 import { backend, seedAccount, testSecrets, useTestApp } from "../helpers/harness.ts";
 import { at, loadFixture } from "../helpers/report-fixtures.ts";
 import { ad, click, worked } from "../helpers/worked-example.ts";
@@ -148,6 +152,53 @@ describe("the models' credit stored by day", () => {
       ["meta/B", 1, 1500, 1300],
       ["meta/A", 0, 0, 0],
     ]);
+  });
+
+  test("an import computes again the stored days it staled, before any request", async () => {
+    const account = await worksOn();
+    await account.credit("model=linear");
+    await account.credit("model=markov&level=campaign");
+    const dir = await mkdtemp(join(tmpdir(), "ascribe-days-"));
+    const file = join(dir, "touchpoints.jsonl");
+    await writeFile(file, JSON.stringify(click("t4", "ann@x.test", "B", "2026-03-10")));
+    await runImport(env.db, testSecrets, { kind: "touchpoints", account: account.accountId, file });
+    await rm(dir, { recursive: true });
+    const stored = () =>
+      env.db.admin(account.accountId, (tx) =>
+        rows<{ model: string; credit: { keys: Record<string, number[]> } | { paths: unknown[] } }>(
+          tx,
+          sql`select model, credit from attribution_day_credits
+              where account_id = ${account.accountId} and day = '2026-03-12' order by model`,
+        ),
+      );
+    // Ann's journey is now A, B, B: linear gives A a third and B two thirds of 1500 (net 1300).
+    const third = 1 / 3;
+    assert.deepEqual(await stored(), [
+      {
+        model: "linear",
+        credit: {
+          keys: {
+            "meta/A": [third, 1500 * third, 1300 * third],
+            "meta/B": [2 * third, 1000, 1300 * third * 2],
+          },
+          untouched: [0, 0, 0],
+          all: [1, 150000, 130000],
+          paths: 1,
+        },
+      },
+      {
+        model: "markov_paths",
+        credit: {
+          paths: [[["meta/C1", "meta/C1", "meta/C1"], 1]],
+          touched: [1, 150000, 130000],
+          untouched: [0, 0, 0],
+          all: [1, 150000, 130000],
+        },
+      },
+    ]);
+    // And the stored days are what the next requests read.
+    await account.plant("ad", "linear");
+    assert.deepEqual(await account.credit("model=linear"), planted);
   });
 
   test("a refund of the sale stales the sale's day: net revenue on the same shares", async () => {
