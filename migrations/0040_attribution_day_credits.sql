@@ -45,74 +45,64 @@ SELECT ascribe_enforce_tenancy();
 --> statement-breakpoint
 -- One row per transaction and account: a statement merges its earliest instant into its
 -- transaction's row (only that transaction ever writes it, so writers never wait on each other).
--- Rows deleted with their account (a cascade) leave no change behind. One transaction in 1,024
--- also drops its accounts' changes older than a day: no stored day credit can need them any more
--- (a day's row is used for an hour after it was computed or last checked), and no two writers
--- prune at once.
+-- One transaction in 1,024 also drops its accounts' changes older than a day: no stored day credit
+-- can need them any more (a day's row is used for an hour after it was computed or last checked),
+-- and no two writers prune at once.
+CREATE FUNCTION ascribe_note_journey_changes(changed uuid[], froms timestamptz[]) RETURNS void
+  LANGUAGE plpgsql
+  AS $fn$
+DECLARE
+  noted uuid[];
+BEGIN
+  WITH n AS (
+    INSERT INTO journey_changes AS c (account_id, from_at)
+    SELECT x.a, min(x.t) FROM unnest(changed, froms) AS x(a, t) GROUP BY 1 ORDER BY 1
+    ON CONFLICT (account_id, xid) DO UPDATE SET from_at = least(c.from_at, excluded.from_at)
+    RETURNING c.account_id)
+  SELECT array_agg(account_id) INTO noted FROM n;
+  IF noted IS NOT NULL AND pg_current_xact_id()::text::numeric % 1024 = 0 THEN
+    DELETE FROM journey_changes c
+    WHERE c.account_id = ANY (noted) AND c.noted_at < now() - interval '1 day';
+  END IF;
+END $fn$;
+--> statement-breakpoint
+-- Each statement's earliest instant per account: a touch's `occurred_at`, an event's
+-- `event_datetime`, before and after an update. Rows deleted with their account (a cascade) leave
+-- no change behind.
 CREATE FUNCTION ascribe_note_journey_change() RETURNS trigger
   LANGUAGE plpgsql
   AS $fn$
 DECLARE
   changed uuid[];
+  froms timestamptz[];
 BEGIN
   IF TG_TABLE_NAME = 'touchpoints' THEN
     IF TG_OP = 'INSERT' THEN
-      WITH noted AS (
-        INSERT INTO journey_changes AS c (account_id, from_at)
-        SELECT n.account_id, min(n.occurred_at) FROM new_rows n GROUP BY 1 ORDER BY 1
-        ON CONFLICT (account_id, xid) DO UPDATE SET from_at = least(c.from_at, excluded.from_at)
-        RETURNING c.account_id)
-      SELECT array_agg(account_id) INTO changed FROM noted;
+      SELECT array_agg(x.a), array_agg(x.t) INTO changed, froms
+      FROM (SELECT n.account_id AS a, min(n.occurred_at) AS t FROM new_rows n GROUP BY 1) x;
     ELSIF TG_OP = 'UPDATE' THEN
-      WITH noted AS (
-        INSERT INTO journey_changes AS c (account_id, from_at)
-        SELECT x.account_id, min(x.at) FROM (
-          SELECT n.account_id, n.occurred_at AS at FROM new_rows n
-          UNION ALL SELECT o.account_id, o.occurred_at FROM old_rows o) x
-        GROUP BY 1 ORDER BY 1
-        ON CONFLICT (account_id, xid) DO UPDATE SET from_at = least(c.from_at, excluded.from_at)
-        RETURNING c.account_id)
-      SELECT array_agg(account_id) INTO changed FROM noted;
+      SELECT array_agg(x.a), array_agg(x.t) INTO changed, froms
+      FROM (SELECT n.account_id AS a, n.occurred_at AS t FROM new_rows n
+            UNION ALL SELECT o.account_id, o.occurred_at FROM old_rows o) x;
     ELSE
-      WITH noted AS (
-        INSERT INTO journey_changes AS c (account_id, from_at)
-        SELECT o.account_id, min(o.occurred_at) FROM old_rows o
-        WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = o.account_id) GROUP BY 1 ORDER BY 1
-        ON CONFLICT (account_id, xid) DO UPDATE SET from_at = least(c.from_at, excluded.from_at)
-        RETURNING c.account_id)
-      SELECT array_agg(account_id) INTO changed FROM noted;
+      SELECT array_agg(x.a), array_agg(x.t) INTO changed, froms
+      FROM (SELECT o.account_id AS a, min(o.occurred_at) AS t FROM old_rows o
+            WHERE EXISTS (SELECT 1 FROM accounts ac WHERE ac.id = o.account_id) GROUP BY 1) x;
     END IF;
+  ELSIF TG_OP = 'INSERT' THEN
+    SELECT array_agg(x.a), array_agg(x.t) INTO changed, froms
+    FROM (SELECT n.account_id AS a, min(n.event_datetime) AS t FROM new_rows n GROUP BY 1) x;
+  ELSIF TG_OP = 'UPDATE' THEN
+    SELECT array_agg(x.a), array_agg(x.t) INTO changed, froms
+    FROM (SELECT n.account_id AS a, n.event_datetime AS t FROM new_rows n
+          UNION ALL SELECT o.account_id, o.event_datetime FROM old_rows o) x;
   ELSE
-    IF TG_OP = 'INSERT' THEN
-      WITH noted AS (
-        INSERT INTO journey_changes AS c (account_id, from_at)
-        SELECT n.account_id, min(n.event_datetime) FROM new_rows n GROUP BY 1 ORDER BY 1
-        ON CONFLICT (account_id, xid) DO UPDATE SET from_at = least(c.from_at, excluded.from_at)
-        RETURNING c.account_id)
-      SELECT array_agg(account_id) INTO changed FROM noted;
-    ELSIF TG_OP = 'UPDATE' THEN
-      WITH noted AS (
-        INSERT INTO journey_changes AS c (account_id, from_at)
-        SELECT x.account_id, min(x.at) FROM (
-          SELECT n.account_id, n.event_datetime AS at FROM new_rows n
-          UNION ALL SELECT o.account_id, o.event_datetime FROM old_rows o) x
-        GROUP BY 1 ORDER BY 1
-        ON CONFLICT (account_id, xid) DO UPDATE SET from_at = least(c.from_at, excluded.from_at)
-        RETURNING c.account_id)
-      SELECT array_agg(account_id) INTO changed FROM noted;
-    ELSE
-      WITH noted AS (
-        INSERT INTO journey_changes AS c (account_id, from_at)
-        SELECT o.account_id, min(o.event_datetime) FROM old_rows o
-        WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = o.account_id) GROUP BY 1 ORDER BY 1
-        ON CONFLICT (account_id, xid) DO UPDATE SET from_at = least(c.from_at, excluded.from_at)
-        RETURNING c.account_id)
-      SELECT array_agg(account_id) INTO changed FROM noted;
-    END IF;
+    SELECT array_agg(x.a), array_agg(x.t) INTO changed, froms
+    FROM (SELECT o.account_id AS a, min(o.event_datetime) AS t FROM old_rows o
+          WHERE EXISTS (SELECT 1 FROM accounts ac WHERE ac.id = o.account_id) GROUP BY 1) x;
   END IF;
-  IF changed IS NOT NULL AND pg_current_xact_id()::text::numeric % 1024 = 0 THEN
-    DELETE FROM journey_changes c
-    WHERE c.account_id = ANY (changed) AND c.noted_at < now() - interval '1 day';
+  IF changed IS NOT NULL THEN
+    PERFORM ascribe_note_journey_changes(changed, froms);
   END IF;
   RETURN NULL;
 END $fn$;

@@ -261,6 +261,40 @@ describe("the models' credit stored by day", () => {
     assert.deepEqual(zones, [{ timezone: "Europe/Paris" }]);
   });
 
+  test("one writing transaction in 1,024 drops its accounts' changes older than a day", async () => {
+    const account = await worksOn();
+    await env.db.admin(account.accountId, (tx) =>
+      rows(
+        tx,
+        sql`insert into journey_changes (account_id, xid, from_at, noted_at)
+            values (${account.accountId}, '3'::xid8, '2026-03-01', now() - interval '25 hours'),
+                   (${account.accountId}, '4'::xid8, '2026-03-01', now() - interval '23 hours')
+            returning xid`,
+      ),
+    );
+    const changes = () =>
+      env.db.admin(account.accountId, (tx) =>
+        rows<{ xid: string }>(
+          tx,
+          sql`select xid::text from journey_changes where account_id = ${account.accountId} and xid < '5'::xid8 order by xid`,
+        ),
+      );
+    const touchpoints = importKinds.touchpoints as ImportKind<unknown>;
+    const record = touchpoints.schema.parse(click("t4", "ann@x.test", "B", "2026-03-10"));
+    // Each transaction takes its id first, and writes only when it is the one in 1,024.
+    let pruning = false;
+    for (let tries = 0; !pruning && tries < 5_000; tries++) {
+      pruning = await env.db.tenant(account.accountId, async (tx) => {
+        const [own] = await rows<{ xid: string }>(tx, sql`select pg_current_xact_id()::text as xid`);
+        if (BigInt(own?.xid ?? "1") % 1024n !== 0n) return false;
+        await touchpoints.write(tx, account.accountId, [record], { secrets: testSecrets });
+        return true;
+      });
+    }
+    assert.ok(pruning);
+    assert.deepEqual(await changes(), [{ xid: "4" }]);
+  });
+
   test("a change whose transaction was still open when the days were computed stales them once it commits", {
     skip: backend !== "postgres" && "two connections at once: PostgreSQL only",
   }, async () => {
