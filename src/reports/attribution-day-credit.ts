@@ -1,7 +1,9 @@
 import {
+  type ConvertingPaths,
   convertingPaths,
   type ModelRequest,
   modelNames,
+  type PartialCredit,
   partialCredit,
   type SaleJourney,
 } from "../attribution/models/credit.ts";
@@ -33,7 +35,7 @@ function toSaleJourney(s: SaleJourneyRow): SaleJourney {
  * What a stored day depends on besides its level and look-back: the model and its settings; for
  * `markov`, whatever its order, the day's converting paths.
  */
-export function modelKey(request: ModelRequest): string {
+function modelKey(request: ModelRequest): string {
   switch (request.model) {
     case "time_decay":
       return `time_decay:${request.halfLifeDays}`;
@@ -52,7 +54,7 @@ export function modelKey(request: ModelRequest): string {
  * in one read from the first to the last of them, and stored. A live account's ingest stales only
  * today, so a report of 30 days reads 29 stored days and the journeys of one.
  */
-export async function windowDays<T>(
+async function windowDays<T>(
   db: Sql,
   accountId: string,
   params: DayCreditParams,
@@ -96,6 +98,21 @@ export async function windowDays<T>(
     await saveDayCredits(db, accountId, { ...key, seen: read.seen, days: computed });
   }
   return days.map((day) => credit.get(day) as T);
+}
+
+/** The window's days under a model: each day's credit, or for Markov each day's converting paths. */
+export async function modelDays(
+  db: Sql,
+  accountId: string,
+  params: DayCreditParams,
+): Promise<{ markov: true; days: ConvertingPaths[] } | { markov: false; days: PartialCredit[] }> {
+  if (params.model === "markov") {
+    return { markov: true, days: await windowDays(db, accountId, params, convertingPaths) };
+  }
+  return {
+    markov: false,
+    days: await windowDays(db, accountId, params, (sales) => partialCredit(params, sales)),
+  };
 }
 
 /** modelKey's inverse: the request a stored model key stands for (null: none). */
@@ -142,7 +159,6 @@ export async function refreshStoredDays(db: Sql, accountId: string): Promise<voi
       level: kind.level as CreditLevel,
       lookbackDays: kind.lookback_days,
     };
-    if (request.model === "markov") await windowDays(db, accountId, params, convertingPaths);
-    else await windowDays(db, accountId, params, (sales) => partialCredit(request, sales));
+    await modelDays(db, accountId, params);
   }
 }

@@ -1,15 +1,13 @@
 import {
-  convertingPaths,
   type ModelCredit,
   type ModelRequest,
   markovCredit,
-  partialCredit,
   roundedCredit,
 } from "../attribution/models/credit.ts";
 import type { Sql } from "../db/client.ts";
 import { type CreditLevel, unconvertedPaths } from "../queries/attribution-journeys.ts";
 import { creditIdentities } from "../queries/credit-identities.ts";
-import { windowDays } from "./attribution-day-credit.ts";
+import { modelDays } from "./attribution-day-credit.ts";
 import type { ReportWindow } from "./window.ts";
 
 export interface ModelReportParams extends ModelRequest {
@@ -105,13 +103,8 @@ export async function attributionModels(
  * paths (stored by day) and its paths to null (read at each request) at once.
  */
 async function modelCredit(db: Sql, accountId: string, params: ModelReportParams): Promise<ModelCredit> {
-  if (params.model !== "markov") {
-    return roundedCredit(
-      params.model,
-      await windowDays(db, accountId, params, (sales) => partialCredit(params, sales)),
-    );
-  }
-  const converting = await windowDays(db, accountId, params, convertingPaths);
+  const stored = await modelDays(db, accountId, params);
+  if (!stored.markov) return roundedCredit(params.model, stored.days);
   const unconverted = await unconvertedPaths(db, accountId, {
     window: params.window,
     level: params.level,
@@ -119,7 +112,7 @@ async function modelCredit(db: Sql, accountId: string, params: ModelReportParams
     unconverted: true,
   });
   const nulls = unconverted.map((p) => ({ keys: p.keys, conversions: 0, nulls: p.contacts }));
-  return roundedCredit("markov", [markovCredit(params.order, converting, nulls)]);
+  return roundedCredit("markov", [markovCredit(params.order, stored.days, nulls)]);
 }
 
 /** `platform/id` → [platform, id] (an id may hold a slash). */
