@@ -1,8 +1,8 @@
 -- The attribution models' credit of each day (docs/attribution.md, "Speed"): the per-sale models
 -- (every rule-based model and Shapley) credit each counted sale from its own journey alone, so a
--- day's credit, once computed, holds until something it was computed from changes. A window's
--- report sums its days' credit and rounds once: reading 30 stored days replaces gathering every
--- sale's touches (about 100,000 at scale 100) at every request.
+-- day's credit, once computed, holds until something it was computed from changes; Markov stores a
+-- day's converting paths likewise. A window's report sums its days and rounds once: reading 30
+-- stored days replaces gathering every sale's touches (about 100,000 at scale 100) at every request.
 --
 -- journey_changes: one row per writing transaction and account, naming the earliest instant it
 -- changed (a touch's or an event's, before and after). A touch at t changes only the journeys of
@@ -23,8 +23,8 @@ CREATE INDEX "journey_changes_noted_idx" ON "journey_changes" USING btree ("acco
 -- A day's credit under one model, level and look-back, in the account's timezone of the time.
 -- seen_xmin: the oldest transaction still running when the journeys were read (their snapshot's
 -- xmin); a change whose transaction is at or after it may be unseen, so it stales the day if it is
--- before the day's end. computed_at: a row older than an hour is not used (and changes older than
--- two hours are pruned), so a pruned change can never leave a row it staled in use.
+-- before the day's end. computed_at: a row computed or checked more than an hour ago is not used
+-- (and changes are pruned after a day), so a pruned change can never leave a row it staled in use.
 CREATE TABLE "attribution_day_credits" (
 	"account_id" uuid NOT NULL,
 	"level" text NOT NULL,
