@@ -8,8 +8,6 @@ export interface JourneysParams {
   window: ReportWindow;
   level: CreditLevel;
   lookbackDays: number;
-  /** Also the paths of contacts without a counted sale in the window (the Markov chain's null paths). */
-  unconverted: boolean;
 }
 
 /** A counted sale of the window and its touches in the look-back, oldest first. */

@@ -76,12 +76,7 @@ async function windowDays<T>(
   const last = missing[missing.length - 1];
   if (first !== undefined && last !== undefined) {
     const span = reportWindow({ from: first, to: last }, { timezone: w.timezone }, new Date());
-    const read = await saleJourneys(db, accountId, {
-      window: span,
-      level: params.level,
-      lookbackDays: params.lookbackDays,
-      unconverted: false,
-    });
+    const read = await saleJourneys(db, accountId, { ...params, window: span });
     const salesOf = new Map<string, SaleJourney[]>();
     for (const sale of read.sales) {
       const day = dateIn(w.timezone, new Date(sale.at));

@@ -105,12 +105,7 @@ export async function attributionModels(
 async function modelCredit(db: Sql, accountId: string, params: ModelReportParams): Promise<ModelCredit> {
   const stored = await modelDays(db, accountId, params);
   if (!stored.markov) return roundedCredit(params.model, stored.days);
-  const unconverted = await unconvertedPaths(db, accountId, {
-    window: params.window,
-    level: params.level,
-    lookbackDays: params.lookbackDays,
-    unconverted: true,
-  });
+  const unconverted = await unconvertedPaths(db, accountId, params);
   const nulls = unconverted.map((p) => ({ keys: p.keys, conversions: 0, nulls: p.contacts }));
   return roundedCredit("markov", [markovCredit(params.order, stored.days, nulls)]);
 }

@@ -63,7 +63,7 @@ async function plans(read: (tx: Sql, accountId: string) => Promise<unknown>): Pr
 
 describe("the attribution models' reads", () => {
   for (const level of ["ad", "campaign"] as const) {
-    const params: JourneysParams = { window, level, lookbackDays: 30, unconverted: true };
+    const params: JourneysParams = { window, level, lookbackDays: 30 };
 
     test(`the sales' journeys at the ${level} level read the ad touches index-only`, async () => {
       // The explaining stand-in answers no row, which the journeys' statement never does.
@@ -110,9 +110,7 @@ test("the Markov null paths: each contact's touches in time order, ties by key, 
   });
   const paths = async (level: "ad" | "campaign") =>
     (
-      await db.read(accountId, (tx) =>
-        unconvertedPaths(tx, accountId, { window, level, lookbackDays: 30, unconverted: true }),
-      )
+      await db.read(accountId, (tx) => unconvertedPaths(tx, accountId, { window, level, lookbackDays: 30 }))
     ).sort((a, b) => b.contacts - a.contacts);
   assert.deepEqual(await paths("campaign"), [
     { keys: ["meta/C1", "meta/C2", "meta/C1"], contacts: 3 },
@@ -151,8 +149,7 @@ test("a sale's journey: its touches in time order, ties by key, each with its in
   const journeys = (level: "ad" | "campaign") =>
     db.read(
       accountId,
-      async (tx) =>
-        (await saleJourneys(tx, accountId, { window, level, lookbackDays: 30, unconverted: false })).sales,
+      async (tx) => (await saleJourneys(tx, accountId, { window, level, lookbackDays: 30 })).sales,
     );
   const day8 = Date.parse("2026-03-08T10:00:00Z");
   const day9 = Date.parse("2026-03-09T10:00:00Z");
