@@ -228,6 +228,16 @@ export async function seedAccount(
   return seeded;
 }
 
+/**
+ * Rate windows are aligned to the epoch (rate-limiter.ts): a test that counts up to a limit within
+ * one window waits for the next window when the current one ends within `marginMs`, so its count
+ * never starts over halfway.
+ */
+export async function awayFromWindowEdge(windowMs: number, marginMs = 5_000): Promise<void> {
+  const left = windowMs - (Date.now() % windowMs);
+  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 10));
+}
+
 export function bearer(key: string): Record<string, string> {
   return { authorization: `Bearer ${key}` };
 }

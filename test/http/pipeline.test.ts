@@ -14,7 +14,13 @@ import {
 import { replaceIcpCriteria } from "../../src/queries/replace-icp-criteria.ts";
 import { routes } from "../../src/routes/index.ts";
 import { defineRoute, type RouteDef } from "../../src/routes/route-def.ts";
-import { bearer, createTestApp, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+import {
+  awayFromWindowEdge,
+  bearer,
+  createTestApp,
+  openTestDatabase,
+  seedAccount,
+} from "../helpers/harness.ts";
 
 let db: Database;
 before(async () => {
@@ -238,6 +244,7 @@ describe("failed-authentication throttle", () => {
     await withApp(async (app) => {
       const from = (remoteAddress: string, headers: Record<string, string>) =>
         app.inject({ url: "/api/v1/icp/criteria", remoteAddress, headers });
+      await awayFromWindowEdge(60_000);
       for (let i = 1; i <= 21; i++) {
         const res = await from("10.9.9.9", bearer(`svc_sk_live_${"x".repeat(32)}`));
         assert.equal(res.statusCode, 401, `attempt ${i}`);

@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { rotateWebhookSecret } from "../../src/admin/webhook-secret.ts";
 import { rows } from "../../src/db/client.ts";
 import { signPayload } from "../../src/ingest/webhook-signature.ts";
-import { seedAccount, testSecrets, useTestApp } from "../helpers/harness.ts";
+import { awayFromWindowEdge, seedAccount, testSecrets, useTestApp } from "../helpers/harness.ts";
 
 const now = new Date("2026-03-01T12:00:00Z");
 const nowSeconds = now.getTime() / 1000;
@@ -112,6 +112,7 @@ describe("POST /api/webhook/events", () => {
   test("more than 20 refusals from one IP within the minute → 429", async () => {
     const a = await accountWithSecret();
     const body = lead("z1");
+    await awayFromWindowEdge(60_000);
     for (let i = 0; i < 21; i++) {
       assert.equal((await post(a.clientKey, body, null, "10.99.0.1")).statusCode, 401);
     }
