@@ -21,9 +21,10 @@ ALTER TABLE "journey_changes" ADD CONSTRAINT "journey_changes_account_id_account
 CREATE INDEX "journey_changes_noted_idx" ON "journey_changes" USING btree ("account_id","noted_at");
 --> statement-breakpoint
 -- A day's credit under one model, level and look-back, in the account's timezone of the time.
--- seen_xmin: the oldest transaction still running when the journeys were read (their snapshot's
--- xmin); a change whose transaction is at or after it may be unseen, so it stales the day if it is
--- before the day's end. computed_at: a row computed or checked more than an hour ago is not used
+-- seen_snapshot: the snapshot the journeys were read in; a change whose transaction it does not
+-- see (still running then, or begun after) stales the day if it is before the day's end. The whole
+-- snapshot, not its xmin alone: one long transaction elsewhere on the server would otherwise make
+-- every change of every account since it began look unseen. computed_at: a row computed or checked more than an hour ago is not used
 -- (and changes are pruned after a day), so a pruned change can never leave a row it staled in use.
 CREATE TABLE "attribution_day_credits" (
 	"account_id" uuid NOT NULL,
@@ -33,7 +34,7 @@ CREATE TABLE "attribution_day_credits" (
 	"day" date NOT NULL,
 	"timezone" text NOT NULL,
 	"catalog_version" bigint NOT NULL,
-	"seen_xmin" xid8 NOT NULL,
+	"seen_snapshot" pg_snapshot NOT NULL,
 	"computed_at" timestamp with time zone NOT NULL,
 	"credit" jsonb NOT NULL,
 	CONSTRAINT "attribution_day_credits_pk" PRIMARY KEY("account_id","level","model","lookback_days","day")

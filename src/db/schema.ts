@@ -690,8 +690,10 @@ export const adCatalogVersions = pgTable("ad_catalog_versions", {
   version: bigint("version", { mode: "number" }).notNull().default(0),
 });
 
-/** A transaction id (PostgreSQL's `xid8`), compared with a snapshot's xmin; text in JavaScript. */
+/** A transaction id (PostgreSQL's `xid8`), asked whether a snapshot saw it; text in JavaScript. */
 const xid8 = customType<{ data: string }>({ dataType: () => "xid8" });
+/** A snapshot (PostgreSQL's `pg_snapshot`: xmin, xmax and the transactions running); text in JavaScript. */
+const pgSnapshot = customType<{ data: string }>({ dataType: () => "pg_snapshot" });
 
 /**
  * One row per writing transaction and account: the earliest instant of a touch or an event it
@@ -723,7 +725,7 @@ export const attributionDayCredits = pgTable(
     day: date("day", { mode: "string" }).notNull(),
     timezone: text("timezone").notNull(),
     catalogVersion: bigint("catalog_version", { mode: "number" }).notNull(),
-    seenXmin: xid8("seen_xmin").notNull(),
+    seenSnapshot: pgSnapshot("seen_snapshot").notNull(),
     computedAt: at("computed_at").notNull(),
     credit: jsonb("credit").notNull(),
   },

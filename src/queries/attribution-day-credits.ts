@@ -18,8 +18,8 @@ export interface StoredDayCredit<T> {
 /**
  * The stored credit of the days `from`–`to` that still holds (migration 0040): computed in the
  * account's present timezone, from the present ad catalog when campaigns are credited, less than an
- * hour ago, and with no change since its snapshot (a transaction at or after its xmin) before the
- * day's end. The end is taken three hours late so a day whose midnight a clock change moves is never
+ * hour ago, and with no change its snapshot did not see (a transaction still running then, or
+ * begun after) before the day's end. The end is taken three hours late so a day whose midnight a clock change moves is never
  * judged by a bound too early. The rows found are stamped with this statement's snapshot: what was
  * checked need not be checked again, and a row read often stays in use.
  */
@@ -40,11 +40,12 @@ export async function freshDayCredits<T>(
           coalesce((select v.version from ad_catalog_versions v where v.account_id = ${accountId}), 0))
         and not exists (
           select 1 from journey_changes c
-          where c.account_id = ${accountId} and c.xid >= d.seen_xmin
+          where c.account_id = ${accountId} and c.xid >= pg_snapshot_xmin(d.seen_snapshot)
+            and not pg_visible_in_snapshot(c.xid, d.seen_snapshot)
             and c.from_at < ((d.day + 1)::timestamp at time zone d.timezone) + interval '3 hours')
     )
     update attribution_day_credits d
-    set seen_xmin = pg_snapshot_xmin(pg_current_snapshot()), computed_at = now()
+    set seen_snapshot = pg_current_snapshot(), computed_at = now()
     from fresh f
     where d.account_id = ${accountId} and d.level = ${params.level} and d.model = ${params.model}
       and d.lookback_days = ${params.lookbackDays} and d.day = f.day

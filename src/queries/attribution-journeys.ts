@@ -103,11 +103,11 @@ const OWN_SIGNAL = (accountId: string) => sql`not (tp.kind = 'conversion' and ex
 const epochMs = (column: SQL) => sql`(extract(epoch from ${column}) * 1000)::float8`;
 
 /**
- * What the journeys were read from: the statement's snapshot (its xmin: every transaction before it
- * had ended), its instant, and the version of the ad catalog the campaigns were looked up in.
+ * What the journeys were read from: the statement's snapshot (which transactions' changes it saw),
+ * its instant, and the version of the ad catalog the campaigns were looked up in.
  */
 export interface JourneysSeen {
-  seen_xmin: string;
+  seen_snapshot: string;
   computed_at: string;
   catalog_version: number;
 }
@@ -139,7 +139,7 @@ export async function saleJourneys(
         and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
     )
     select coalesce(json_agg(x order by x.at, x.sale_id), '[]') as sales,
-      pg_snapshot_xmin(pg_current_snapshot())::text as seen_xmin, now()::text as computed_at,
+      pg_current_snapshot()::text as seen_snapshot, now()::text as computed_at,
       coalesce((select v.version from ad_catalog_versions v where v.account_id = ${accountId}), 0)::float8 as catalog_version
     from (
     select s.id as sale_id, ${epochMs(sql`s.at`)} as at, s.revenue::float8 as revenue, s.net::float8 as net,

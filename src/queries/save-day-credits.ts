@@ -18,12 +18,12 @@ export async function saveDayCredits<T>(
     db,
     sql`
     insert into attribution_day_credits as d
-      (account_id, level, model, lookback_days, day, timezone, catalog_version, seen_xmin, computed_at, credit)
+      (account_id, level, model, lookback_days, day, timezone, catalog_version, seen_snapshot, computed_at, credit)
     select ${accountId}, ${params.level}, ${params.model}, ${params.lookbackDays}, x.day, ${params.timezone},
-      ${seen.catalog_version}, ${seen.seen_xmin}::xid8, ${seen.computed_at}::timestamptz, x.credit
+      ${seen.catalog_version}, ${seen.seen_snapshot}::pg_snapshot, ${seen.computed_at}::timestamptz, x.credit
     from jsonb_to_recordset(${JSON.stringify(params.days)}::jsonb) as x(day date, credit jsonb)
     on conflict (account_id, level, model, lookback_days, day) do update set
-      timezone = excluded.timezone, catalog_version = excluded.catalog_version, seen_xmin = excluded.seen_xmin,
+      timezone = excluded.timezone, catalog_version = excluded.catalog_version, seen_snapshot = excluded.seen_snapshot,
       computed_at = excluded.computed_at, credit = excluded.credit`,
   );
   await rows(

@@ -95,9 +95,9 @@ describe("the models' credit stored by day", () => {
     await account.credit("model=linear");
     await account.plant("ad", "linear");
     const before = await env.db.admin(account.accountId, (tx) =>
-      rows<{ day: string; seen_xmin: string }>(
+      rows<{ day: string; seen_snapshot: string }>(
         tx,
-        sql`select day::text, seen_xmin::text from attribution_day_credits
+        sql`select day::text, seen_snapshot::text from attribution_day_credits
             where account_id = ${account.accountId} and model = 'linear' and day in ('2026-03-09', '2026-03-12') order by day`,
       ),
     );
@@ -110,15 +110,15 @@ describe("the models' credit stored by day", () => {
       ["meta/A", 0.3333, 500, 433.33],
     ]);
     const after = await env.db.admin(account.accountId, (tx) =>
-      rows<{ day: string; seen_xmin: string }>(
+      rows<{ day: string; seen_snapshot: string }>(
         tx,
-        sql`select day::text, seen_xmin::text from attribution_day_credits
+        sql`select day::text, seen_snapshot::text from attribution_day_credits
             where account_id = ${account.accountId} and model = 'linear' and day in ('2026-03-09', '2026-03-12') order by day`,
       ),
     );
     // March 9 was still right: checked again (a newer snapshot), not computed again.
     assert.equal(after[0]?.day, "2026-03-09");
-    assert.notEqual(after[0]?.seen_xmin, before[0]?.seen_xmin);
+    assert.notEqual(after[0]?.seen_snapshot, before[0]?.seen_snapshot);
   });
 
   test("Markov reads the days' converting paths stored, whatever its order; its paths to null at each request", async () => {
