@@ -27,14 +27,18 @@ import {
   writeResults,
 } from "./support.ts";
 
-const BACKENDS = ["pglite", "postgres"] as const;
+/**
+ * `postgres-one-lane`: PostgreSQL with the batches written one at a time, as before import lanes
+ * (src/import/import-lanes.ts), for the lanes' gain measured in the same run.
+ */
+const BACKENDS = ["pglite", "postgres", "postgres-one-lane"] as const;
 type Backend = (typeof BACKENDS)[number];
 
 const rounds = Math.round(envNumber("BENCH_ROUNDS", 3));
 const scale = envNumber("BENCH_IMPORT_SCALE", 4);
 const seed = Math.round(envNumber("BENCH_IMPORT_SEED", 1));
 const serverUrl = benchServerUrl();
-const backends = envList("BENCH_IMPORT_BACKENDS", BACKENDS.join(","));
+const backends = envList("BENCH_IMPORT_BACKENDS", "pglite,postgres");
 for (const b of backends) {
   if (!(BACKENDS as readonly string[]).includes(b))
     throw new Error(`unknown backend ${b} (${BACKENDS.join(", ")})`);
@@ -114,11 +118,18 @@ interface Round {
 
 const secrets = createSecretBox([{ id: "bench", key: randomBytes(32) }]);
 
-async function timedImport(fresh: Fresh, account: string, kind: string, file: string, n: number) {
+async function timedImport(
+  fresh: Fresh,
+  account: string,
+  kind: string,
+  file: string,
+  n: number,
+  lanes?: number,
+) {
   const serverBefore = await fresh.serverCpu();
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  const summary = await runImport(fresh.db, secrets, { kind, account, file });
+  const summary = await runImport(fresh.db, secrets, { kind, account, file }, () => {}, { lanes });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   const serverAfter = await fresh.serverCpu();
@@ -151,11 +162,12 @@ async function runRound(backend: Backend, round: number, files: Files): Promise<
       owner: "owner@bench.ascribe.local",
     });
     const spend = await timedImport(fresh, account.id, "spend", files.spend, files.spendRows);
-    const first = await timedImport(fresh, account.id, "events", files.events, files.eventCount);
+    const lanes = backend === "postgres-one-lane" ? 1 : undefined;
+    const first = await timedImport(fresh, account.id, "events", files.events, files.eventCount, lanes);
     if (first.summary.imported !== files.eventCount) {
       throw new Error(`first import: ${first.summary.imported} imported, expected ${files.eventCount}`);
     }
-    const replay = await timedImport(fresh, account.id, "events", files.events, files.eventCount);
+    const replay = await timedImport(fresh, account.id, "events", files.events, files.eventCount, lanes);
     if (replay.summary.skipped !== files.eventCount || replay.summary.imported + replay.summary.updated > 0) {
       throw new Error(`replay wrote something: ${JSON.stringify(replay.summary)}`);
     }
@@ -259,6 +271,13 @@ async function main(): Promise<void> {
           };
     const pg = medians.postgres;
     const lite = medians.pglite;
+    const oneLane = medians["postgres-one-lane"];
+    if (pg && oneLane) {
+      console.log(
+        `  postgres ÷ postgres-one-lane: first import ${(pg.firstEventsPerSec / oneLane.firstEventsPerSec).toFixed(2)}×, ` +
+          `replay ${(pg.replayEventsPerSec / oneLane.replayEventsPerSec).toFixed(2)}×`,
+      );
+    }
     if (pg && lite) {
       console.log(
         `  postgres ÷ pglite: first import ${(pg.firstEventsPerSec / lite.firstEventsPerSec).toFixed(2)}×, ` +

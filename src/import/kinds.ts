@@ -4,7 +4,7 @@ import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Sql } from "../db/client.ts";
 import { isPaidMedium } from "../ingest/beacon.ts";
 import { type CrmEvent, crmEventSchema } from "../ingest/crm-event.ts";
-import { normalizeEmail } from "../ingest/identity.ts";
+import { contactKey, normalizeEmail } from "../ingest/identity.ts";
 import {
   type CallRecord,
   type CreativeRequestRecord,
@@ -55,6 +55,12 @@ export interface ImportKind<R> {
   write(tx: Sql, accountId: string, records: R[], context: { secrets: SecretBox }): Promise<BatchResult>;
   /** Records per transaction, when the kind's writer is set-based and gains from bigger batches. */
   batchSize?: number;
+  /**
+   * What two batches written at once must not share besides the identity (the contact whose
+   * milestones, activity and sales a record's write recomputes); null: everything (the record's
+   * write touches the whole account). Absent: the kind's batches are written one at a time.
+   */
+  conflictKeys?(record: R): readonly string[] | null;
 }
 
 const events: ImportKind<CrmEvent> = {
@@ -62,6 +68,13 @@ const events: ImportKind<CrmEvent> = {
   identity: (e) => e.id,
   // Set-based (a fixed number of statements per batch): bigger batches cost fewer round trips.
   batchSize: 5_000,
+  conflictKeys: (e) => {
+    // The identity ingest-events.ts resolves the contact by (contactKey normalizes both).
+    const contact = contactKey(e.contact_email ?? null, e.contact_phone ?? null);
+    if (contact) return [`contact:${contact.kind}:${contact.key}`];
+    // A sale without a contact has the whole account's sales counted again (ingest-events.ts).
+    return e.event_type === "sale" || e.event_type === "payment" ? null : [];
+  },
   async write(tx, accountId, records) {
     const r = await ingestCrmEvents(tx, accountId, records, { origin: "import" });
     return { imported: r.inserted, updated: r.updated, skipped: r.unchanged };

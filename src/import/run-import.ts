@@ -15,6 +15,7 @@ import {
 } from "./batch-runner.ts";
 import { coerceCsvRecord } from "./csv-coerce.ts";
 import { foldBacklog } from "./fold-backlog.ts";
+import { ImportLanes } from "./import-lanes.ts";
 import { type ImportKind, importKinds, isImportKind } from "./kinds.ts";
 import { plannerStatistics } from "./planner-statistics.ts";
 import { formatOf, type ImportFormat, readRecords } from "./read-records.ts";
@@ -60,12 +61,21 @@ const MAX_BATCH = 500;
 const FIRST_BATCH = 50;
 const MIN_BATCH = 50;
 
+/**
+ * Batches written at once on PostgreSQL, for kinds that name what two of them must not share
+ * (import-lanes.ts): two, so that the database works on one while the process prepares the other.
+ * The embedded database runs one transaction at a time: one lane.
+ */
+const POSTGRES_LANES = 2;
+
 export interface ImportOptions {
   /** A fixed number of records per batch instead of sizing batches by their time. */
   batchSize?: number;
   retry?: Partial<RetryOptions>;
   /** Runs in each batch's transaction after its records are written (a seam for tests). */
   beforeCommit?: (tx: Sql) => Promise<void>;
+  /** Batches written at once (import-lanes.ts); default two on PostgreSQL for kinds that allow it, else one. */
+  lanes?: number;
 }
 
 /**
@@ -74,8 +84,10 @@ export interface ImportOptions {
  * requests between batches. A bad line is reported with its number and skipped; the good ones
  * land. A batch that failed on a timeout or a lock is written again in halves (batch-runner.ts).
  * Within a batch, a record named twice keeps its last version (the earlier one counts as skipped).
- * While a batch is being written, the next one is read and validated: batches still commit one
- * after the other, in file order. `onProgress` hears after every batch.
+ * While a batch is being written, the next one is read and validated. On PostgreSQL, a kind that
+ * names its records' conflict keys (events: the contact) has two batches written at once, one
+ * contact's records always in file order (import-lanes.ts); otherwise batches commit one after the
+ * other, in file order. `onProgress` hears after every batch.
  */
 export async function runImport(
   db: Database,
@@ -102,29 +114,25 @@ export async function runImport(
   const format = formatOf(file);
   const summary: ImportSummary = { imported: 0, updated: 0, skipped: 0, errors: [] };
   let lines = 0;
+  let reportedLines = 0;
   let adsChanged = 0;
   const statistics = plannerStatistics(db);
-  let pending = new Map<string, Numbered<unknown>>();
-  // The batch being written, if any; a failed write rejects here and stops the import.
-  let writing: Promise<void> = Promise.resolve();
-
-  // Time spent inside the batch's transactions: waiting for the embedded database's lock behind
-  // requests is not the batch's cost, and counting it would shrink batches as reads grow.
-  let workMs = 0;
-  const writeOnce = (records: unknown[]) =>
-    db.tenant(account, async (tx) => {
-      const started = performance.now();
-      try {
-        const result = await kind.write(tx, account, records, { secrets });
-        await options.beforeCommit?.(tx);
-        return result;
-      } finally {
-        workMs += performance.now() - started;
-      }
-    });
 
   const write = async (batch: Numbered<unknown>[], linesRead: number) => {
-    workMs = 0;
+    // Time spent inside the batch's transactions: waiting for the embedded database's lock behind
+    // requests is not the batch's cost, and counting it would shrink batches as reads grow.
+    let workMs = 0;
+    const writeOnce = (records: unknown[]) =>
+      db.tenant(account, async (tx) => {
+        const started = performance.now();
+        try {
+          const result = await kind.write(tx, account, records, { secrets });
+          await options.beforeCommit?.(tx);
+          return result;
+        } finally {
+          workMs += performance.now() - started;
+        }
+      });
     const { result, errors } = await writeWithRetry(batch, writeOnce, retry);
     if (errors.length === 0) sizer.observe(batch.length, workMs);
     summary.imported += result.imported;
@@ -133,8 +141,10 @@ export async function runImport(
     summary.errors.push(...errors);
     adsChanged += result.adsChanged ?? 0;
     await statistics.written(result.imported + result.updated);
+    // Lanes finish out of file order: the lines read so far only grow.
+    reportedLines = Math.max(reportedLines, linesRead);
     onProgress({
-      lines: linesRead,
+      lines: reportedLines,
       imported: summary.imported,
       updated: summary.updated,
       skipped: summary.skipped,
@@ -142,16 +152,15 @@ export async function runImport(
     });
     await yieldToRequests();
   };
-
-  const flush = async () => {
-    if (pending.size === 0) return;
-    const batch = [...pending.values()];
-    pending = new Map();
-    await writing;
-    writing = write(batch, lines);
-    // Never left unhandled while the next batch is read; awaited (and rethrown) before the next write.
-    writing.catch(() => {});
-  };
+  const laneCount = kind.conflictKeys && db.kind === "postgres" ? (options.lanes ?? POSTGRES_LANES) : 1;
+  const lanes = new ImportLanes<unknown>(laneCount, {
+    identity: (record) => kind.identity(record),
+    keys: (record) => kind.conflictKeys?.(record) ?? [],
+    write: (batch) => write(batch, lines),
+    onReplaced: () => {
+      summary.skipped += 1;
+    },
+  });
 
   for await (const read of readRecords(file, format)) {
     lines = Math.max(lines, read.line);
@@ -164,16 +173,9 @@ export async function runImport(
       summary.errors.push({ line: read.line, error: parsed.error });
       continue;
     }
-    const identity = kind.identity(parsed.record);
-    if (pending.has(identity)) {
-      pending.delete(identity);
-      summary.skipped += 1;
-    }
-    pending.set(identity, { line: read.line, record: parsed.record });
-    if (pending.size >= sizer.next()) await flush();
+    await lanes.add({ line: read.line, record: parsed.record }, sizer.next());
   }
-  await flush();
-  await writing;
+  await lanes.drain();
   // Errors of retried batches arrive after later lines' validation errors.
   summary.errors.sort((a, b) => a.line - b.line);
   await finish(db, account, adsChanged > 0);

@@ -99,8 +99,10 @@ describe("imports in batches on a live service", () => {
     const socketDir = mkdtempSync(join(dir, "data-"));
     const server = await lockDataDir(socketDir, async (_request, progress) => ({
       ok: true,
+      // One lane: batches finish in file order (lanes: import-lanes.test.ts).
       result: await runImport(db, testSecrets, { kind: "events", account: accountId, file }, progress, {
         batchSize: 5,
+        lanes: 1,
       }),
     }));
     try {
@@ -131,6 +133,8 @@ describe("imports in batches on a live service", () => {
       () => {},
       {
         batchSize: 4,
+        // One lane: each transaction sees every earlier batch committed.
+        lanes: 1,
         retry: { backoffMs: 1 },
         beforeCommit: async (tx) => {
           const ids = await rows<{ id: string }>(tx, sql`select id from events order by id`);
