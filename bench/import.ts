@@ -220,7 +220,7 @@ async function main(): Promise<void> {
     const results: Round[] = [];
     // Interleaved: each round runs every backend in turn, so noise lasting a while hits both.
     console.log(
-      `\nbackends: ${(backends as Backend[]).map((b) => (b === "postgres" ? `postgres (${new URL(serverUrl).host})` : `${b} (in memory)`)).join(", ")}`,
+      `\nbackends: ${(backends as Backend[]).map((b) => (b === "pglite" ? `${b} (in memory)` : `${b} (${new URL(serverUrl).host})`)).join(", ")}`,
     );
     for (let round = 1; round <= rounds; round++) {
       for (const backend of backends as Backend[]) {

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
+import { type BatchColumn, unnestRows } from "../db/unnest-rows.ts";
 
 /** An event as stored, in the API's field names (the columns). */
 export interface EventRecord {
@@ -58,7 +59,7 @@ export async function eventHashes(db: Sql, accountId: string, params: { ids: rea
  * The received columns, with their SQL types (the record set of one batch). On a replay all of them
  * are replaced; the sale-counting columns are left to the recount that follows.
  */
-export const EVENT_COLUMNS: readonly (readonly [string, string])[] = [
+export const EVENT_COLUMNS: readonly BatchColumn<EventRecord>[] = [
   ["id", "text"],
   ["contact_id", "uuid"],
   ["event_type", "text"],
@@ -98,14 +99,13 @@ export const EVENT_COLUMNS: readonly (readonly [string, string])[] = [
   ["resolved_ad_id", "text"],
 ];
 const names = EVENT_COLUMNS.map(([name]) => name).join(", ");
-const recordType = EVENT_COLUMNS.map(([name, type]) => `${name} ${type}`).join(", ");
 const replaced = EVENT_COLUMNS.filter(([name]) => name !== "id")
   .map(([name]) => `${name} = excluded.${name}`)
   .join(", ");
 
 /**
  * Inserts the events, or replaces those whose content changed, in one statement (the batch travels
- * as one JSON parameter); ids must be unique in the batch. Answers what happened to each id
+ * as one array per column: unnest-rows.ts); ids must be unique in the batch. Answers what happened to each id
  * ('inserted' | 'updated'; absent = unchanged).
  */
 export async function upsertEvents(
@@ -120,7 +120,7 @@ export async function upsertEvents(
     sql`
       insert into events (account_id, ${sql.raw(names)})
       select ${accountId}, ${sql.raw(names)}
-      from jsonb_to_recordset(${JSON.stringify(params.events)}::jsonb) as e(${sql.raw(recordType)})
+      from ${unnestRows(params.events, EVENT_COLUMNS, "e")}
       on conflict (account_id, id) do update set ${sql.raw(replaced)}, updated_at = now()
       where events.payload_hash is distinct from excluded.payload_hash
       returning id, (xmax = 0) as inserted`,
