@@ -20,7 +20,8 @@ interface Lane<R> {
 /**
  * An import's batches written side by side, one transaction per lane (on PostgreSQL, a connection
  * each), so that the database works on one batch while the process prepares another: a single
- * lane left a core idle, the process and the database taking turns (docs/scaling.md, "Imports").
+ * lane left a core idle, the process and the database taking turns (docs/operations.md, "Imports
+ * on a live service").
  *
  * What keeps it correct is the keys: a record goes to the lane that holds one of its keys (its
  * identity, its contact) in a batch pending or being written, so one contact's records are written
@@ -92,7 +93,20 @@ export class ImportLanes<R> {
   /** Writes what every lane still holds and waits for all of it. */
   async drain(): Promise<void> {
     for (let i = 0; i < this.lanes.length; i++) await this.flush(i);
-    await Promise.all(this.lanes.map((lane) => lane.writing));
+    await this.whenSettled(Promise.all(this.lanes.map((lane) => lane.writing)));
+  }
+
+  /**
+   * `step`, and on its failure every lane's write settled before the failure is rethrown: the
+   * import stops with nothing of it still being written behind the caller's back.
+   */
+  private async whenSettled<T>(step: Promise<T>): Promise<T> {
+    try {
+      return await step;
+    } catch (err) {
+      await Promise.allSettled(this.lanes.map((lane) => lane.writing));
+      throw err;
+    }
   }
 
   /** Its identity and the kind's keys; one lane has nothing to keep apart. */
@@ -129,7 +143,7 @@ export class ImportLanes<R> {
     lane.inFlight += batch.length;
     try {
       // One batch at a time per lane; an earlier failure stops the import here.
-      await lane.writing;
+      await this.whenSettled(lane.writing);
     } catch (err) {
       lane.inFlight -= batch.length;
       throw err;
