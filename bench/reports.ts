@@ -74,6 +74,10 @@ interface Case {
 
 /** What the lookup cases need from the measured account, found once after seeding. */
 interface Landmarks {
+  /** The measured account's name, and its size: a kept database may hold a partial seed. */
+  account: string;
+  events: number;
+  purchases: number;
   contacts: number;
   calls: number;
   customers: number;
@@ -90,6 +94,9 @@ async function findLandmarks(db: FreshDatabase["db"], accountId: string): Promis
     const [found] = await rows<Landmarks>(
       tx,
       sql`select
+        (select name from accounts where id = ${accountId}) as account,
+        (select count(*)::int from events where account_id = ${accountId}) as events,
+        (select count(*)::int from purchases where account_id = ${accountId}) as purchases,
         (select count(*)::int from contacts where account_id = ${accountId}) as contacts,
         (select count(*)::int from calls where account_id = ${accountId} and call_analysis_id is not null) as calls,
         (select count(*)::int from customers where account_id = ${accountId}) as customers,
@@ -279,6 +286,10 @@ async function measureScale(
     });
     await app.ready();
     const landmarks = await findLandmarks(db, demo.account_id);
+    console.log(
+      `  measured: ${landmarks.account}: ${landmarks.events} events, ${landmarks.contacts} contacts, ` +
+        `${landmarks.customers} customers, ${landmarks.purchases} purchases`,
+    );
     const figures: RouteFigure[] = [];
     try {
       // Every series (a route, its query) first, with its own key: the per-key rate limit
