@@ -75,7 +75,7 @@ export class ImportLanes<R> {
       this.release(index, [replaced]);
       this.options.onReplaced();
     }
-    lane.pending.set(identity, { ...item, identity, keys });
+    lane.pending.set(identity, { line: item.line, record: item.record, identity, keys });
     if (keys === null) lane.exclusive += 1;
     else {
       for (const key of keys) {
@@ -118,19 +118,22 @@ export class ImportLanes<R> {
 
   /** The lane a record with `keys` may join now, or null when it must wait for the lanes to empty. */
   private place(keys: readonly string[] | null): number | null {
+    // Every lane the record is tied to must be the same one (a loop, not a closure: once per record).
     let tied = -1;
-    const tie = (lane: number) => {
-      if (tied === -1) tied = lane;
-      return tied === lane;
-    };
     for (let i = 0; i < this.lanes.length; i++) {
       const lane = this.lanes[i] as Lane<R>;
       const holds = keys === null ? lane.pending.size > 0 || lane.inFlight > 0 : lane.exclusive > 0;
-      if (holds && !tie(i)) return null;
+      if (!holds) continue;
+      if (tied !== -1 && tied !== i) return null;
+      tied = i;
     }
-    for (const key of keys ?? []) {
-      const holder = this.holders.get(key);
-      if (holder && !tie(holder.lane)) return null;
+    if (keys !== null) {
+      for (const key of keys) {
+        const holder = this.holders.get(key);
+        if (!holder) continue;
+        if (tied !== -1 && tied !== holder.lane) return null;
+        tied = holder.lane;
+      }
     }
     return tied === -1 ? this.filling : tied;
   }
