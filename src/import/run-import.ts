@@ -140,8 +140,8 @@ export async function runImport(
     summary.skipped += result.skipped;
     summary.errors.push(...errors);
     adsChanged += result.adsChanged ?? 0;
-    await statistics.written(result.imported + result.updated);
-    // Lanes finish out of file order: the lines read so far only grow.
+    // Lanes finish out of file order: the lines read so far only grow. Told before anything is
+    // awaited, so that the counts are this batch's and the ones before it, never a later one's.
     reportedLines = Math.max(reportedLines, linesRead);
     onProgress({
       lines: reportedLines,
@@ -150,6 +150,7 @@ export async function runImport(
       skipped: summary.skipped,
       errors: summary.errors.length,
     });
+    await statistics.written(result.imported + result.updated);
     await yieldToRequests();
   };
   const laneCount = kind.conflictKeys && db.kind === "postgres" ? (options.lanes ?? POSTGRES_LANES) : 1;

@@ -85,9 +85,10 @@ describe("imports in batches on a live service", () => {
     );
     assert.deepEqual(summary, { imported: 300, updated: 0, skipped: 0, errors: [] });
     assert.ok(progress.length >= 3, `${progress.length} progress reports`);
+    // Two lanes on PostgreSQL may finish out of file order: the lines read never go back.
     for (let i = 1; i < progress.length; i++) {
       const [before, now] = [progress[i - 1], progress[i]];
-      assert.ok(before && now && now.lines > before.lines && now.imported > before.imported);
+      assert.ok(before && now && now.lines >= before.lines && now.imported > before.imported);
     }
     assert.equal(progress[0]?.imported, 50);
     assert.deepEqual(progress.at(-1), { lines: 300, imported: 300, updated: 0, skipped: 0, errors: 0 });
