@@ -78,8 +78,14 @@ after(async () => {
   await db.close();
 });
 
+/**
+ * The counters' clock stands mid-minute: their windows are epoch-aligned, and a test that fills one
+ * (21 failed keys, 600 beacons) then expects a 429 failed when a minute ended in between.
+ */
+const frozenAt = Math.floor(Date.now() / 60_000) * 60_000 + 30_000;
+
 async function withApp(trustProxy: TrustProxy, fn: (app: TestApp) => Promise<void>): Promise<void> {
-  const app = await createTestApp(db, { trustProxy, counters: createMemoryCounterStore() });
+  const app = await createTestApp(db, { trustProxy, counters: createMemoryCounterStore(() => frozenAt) });
   try {
     await fn(app);
   } finally {
@@ -150,7 +156,7 @@ function behindProxy(name: string, trustProxy: TrustProxy, forwardedA: string, f
     });
 
     test("the application's sign-in throttle counts the forwarded client", async () => {
-      const counters = createMemoryCounterStore();
+      const counters = createMemoryCounterStore(() => frozenAt);
       const app = await createTestApp(db, { trustProxy, counters });
       try {
         const page = await app.inject({ url: "/sign-in" });

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import { rows } from "../../src/db/client.ts";
 import { createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
-import { seedAccount, useTestApp } from "../helpers/harness.ts";
+import { awayFromWindowEdge, seedAccount, useTestApp } from "../helpers/harness.ts";
 
 const env = useTestApp({ counters: createMemoryCounterStore() });
 
@@ -121,6 +121,8 @@ describe("GET|POST /api/webhook/test-utm", () => {
 
   test("more than 60 requests a minute from one address → 429 rate_limited", async () => {
     const account = await seedAccount(env.db);
+    // The minute windows are epoch-aligned: the 60 and the 61st must fall in the same one.
+    await awayFromWindowEdge(60_000);
     const statuses: number[] = [];
     for (let i = 0; i < 60; i++)
       statuses.push(
