@@ -2,7 +2,6 @@ import type { Numbered } from "./batch-runner.ts";
 
 /** A record waiting in a lane or being written there, with the keys it holds. */
 interface Held<R> extends Numbered<R> {
-  identity: string;
   /** Null: it conflicts with every other record (it recounts the whole account). */
   keys: readonly string[] | null;
 }
@@ -75,7 +74,7 @@ export class ImportLanes<R> {
       this.release(index, [replaced]);
       this.options.onReplaced();
     }
-    lane.pending.set(identity, { line: item.line, record: item.record, identity, keys });
+    lane.pending.set(identity, { line: item.line, record: item.record, keys });
     if (keys === null) lane.exclusive += 1;
     else {
       for (const key of keys) {

@@ -153,10 +153,12 @@ export async function runImport(
     await statistics.written(result.imported + result.updated);
     await yieldToRequests();
   };
-  const laneCount = kind.conflictKeys && db.kind === "postgres" ? (options.lanes ?? POSTGRES_LANES) : 1;
+  // Not `?? []`: a record's null keys (it conflicts with everything) must reach the lanes as null.
+  const conflictKeys = kind.conflictKeys?.bind(kind);
+  const laneCount = conflictKeys && db.kind === "postgres" ? (options.lanes ?? POSTGRES_LANES) : 1;
   const lanes = new ImportLanes<unknown>(laneCount, {
     identity: (record) => kind.identity(record),
-    keys: (record) => kind.conflictKeys?.(record) ?? [],
+    keys: conflictKeys ?? (() => []),
     write: (batch) => write(batch, lines),
     onReplaced: () => {
       summary.skipped += 1;

@@ -359,4 +359,44 @@ describe("import lanes (PostgreSQL)", { skip: backend !== "postgres" }, () => {
     const events = JSON.parse(expected.events) as { id: string; amount: string | number }[];
     assert.equal(Number(events.find((e) => e.id === "ev-1-3")?.amount), 4321);
   });
+
+  test("a sale without a contact is written while no other batch of the import is open", async () => {
+    const { accountId } = await seedAccount(db);
+    // Leads of 60 contacts, and every tenth line a sale without a contact.
+    const lines = Array.from({ length: 60 }, (_, i) =>
+      i % 10 === 5
+        ? { id: `sale-${i}`, event_type: "sale", event_datetime: "2026-02-02T10:00:00Z", amount: 100 }
+        : {
+            id: `lead-${i}`,
+            event_type: "lead",
+            event_datetime: "2026-02-01T10:00:00Z",
+            contact_email: `l${i}@example.com`,
+          },
+    );
+    const path = join(dir, "contactless.jsonl");
+    writeFileSync(path, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    // In the transaction that wrote one: how many others of this database are writing these tables.
+    const othersWriting: number[] = [];
+    await runImport(db, testSecrets, { kind: "events", account: accountId, file: path }, () => {}, {
+      batchSize: 3,
+      lanes: 2,
+      beforeCommit: async (tx) => {
+        const [mine] = await rows<{ n: number }>(
+          tx,
+          sql`select count(*)::int as n from events
+              where contact_id is null and xmin = pg_current_xact_id()::xid`,
+        );
+        if (!mine?.n) return;
+        const [others] = await rows<{ n: number }>(
+          tx,
+          sql`select count(distinct l.pid)::int as n from pg_locks l join pg_class c on c.oid = l.relation
+              where c.relname in ('contacts', 'touchpoints', 'events') and l.mode = 'RowExclusiveLock'
+                and l.pid <> pg_backend_pid()
+                and l.database = (select oid from pg_database where datname = current_database())`,
+        );
+        othersWriting.push(others?.n ?? -1);
+      },
+    });
+    assert.deepEqual(othersWriting, [0, 0, 0, 0, 0, 0]);
+  });
 });
