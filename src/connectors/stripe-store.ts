@@ -7,7 +7,7 @@ import { purchaseRecordSchema } from "../ingest/import-records.ts";
 import { type EventOutcome, type IngestResult, ingestCrmEventsById } from "../ingest/ingest-events.ts";
 import { claimConnectorDeliveries } from "../queries/claim-connector-deliveries.ts";
 import { saleOfPayment } from "../queries/sale-of-payment.ts";
-import { eventHashes } from "../queries/upsert-event.ts";
+import { storedEvents } from "../queries/upsert-event.ts";
 import type { AdjustmentAction, SaleAction, StripeAction } from "./stripe-events.ts";
 
 export type StripeOutcome =
@@ -117,7 +117,7 @@ async function storeRound(
       : [],
   );
   const existing =
-    conditional.length > 0 ? await eventHashes(tx, accountId, { ids: conditional }) : new Map();
+    conditional.length > 0 ? await storedEvents(tx, accountId, { ids: conditional }) : new Map();
 
   const sales: { index: number; event: CrmEvent }[] = [];
   for (const { index, action } of round) {

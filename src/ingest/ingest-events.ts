@@ -5,14 +5,22 @@ import { knownAds } from "../queries/known-ads.ts";
 import { latestWebUtm } from "../queries/latest-web-utm.ts";
 import type { ContactFacts } from "../queries/resolve-contacts.ts";
 import { identityOf, resolveContacts } from "../queries/resolve-contacts.ts";
+import type { SaleEventRow } from "../queries/sale-events.ts";
+import { saleRule } from "../queries/sale-rule.ts";
+import type { SaleVerdict } from "../queries/update-sale-counts.ts";
 import {
   type ConversionTouch,
   upsertConversionTouchpoints,
 } from "../queries/upsert-conversion-touchpoint.ts";
-import { type EventRecord, eventHashes, upsertEvents } from "../queries/upsert-event.ts";
+import {
+  type EventRecord,
+  type EventSaleCount,
+  storedEvents,
+  upsertEvents,
+} from "../queries/upsert-event.ts";
 import type { CrmEvent } from "./crm-event.ts";
 import { contactKey, normalizeEmail, normalizePhone } from "./identity.ts";
-import { recomputeSaleCounts } from "./recompute-sale-counts.ts";
+import { predictSaleCounts, recomputeSaleCounts } from "./recompute-sale-counts.ts";
 
 export type EventOrigin = "webhook" | "import" | "collect" | "demo";
 
@@ -28,6 +36,37 @@ function payloadHash(event: CrmEvent): string {
     .sort()
     .map((k) => [k, event[k as keyof CrmEvent] ?? null]);
   return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
+}
+
+const isSaleType = (type: string): boolean => type === "sale" || type === "payment";
+
+/** A received sale or payment as sale counting reads a stored one (sale-events.ts). */
+function saleEventOf(e: CrmEvent, contactId: string): SaleEventRow & { contact_id: string } {
+  return {
+    id: e.id,
+    contact_id: contactId,
+    event_type: e.event_type === "payment" ? "payment" : "sale",
+    at: Date.parse(e.event_datetime),
+    product_key: e.product_key ?? null,
+    amount: e.amount ?? null,
+    value: e.value ?? null,
+    is_paid: e.is_paid ?? null,
+    payment_status: e.payment_status ?? null,
+    is_baseline: e.is_baseline ?? false,
+    cancelled: e.cancelled_at !== null && e.cancelled_at !== undefined,
+  };
+}
+
+function saleCountColumns(v: SaleVerdict | undefined): EventSaleCount {
+  return {
+    counted: v?.counted ?? null,
+    drop_reason: v?.drop_reason ?? null,
+    group_key: v?.group_key ?? null,
+    contact_seq: v?.contact_seq ?? null,
+    group_revenue: v?.group_revenue ?? null,
+    group_refunds: v?.group_refunds ?? null,
+    group_disputes: v?.group_disputes ?? null,
+  };
 }
 
 function hasAdSignal(e: CrmEvent): boolean {
@@ -68,13 +107,13 @@ export async function ingestCrmEventsById(
   const latest = new Map<string, CrmEvent>();
   for (const e of input) latest.set(e.id, e);
   result.unchanged += input.length - latest.size;
-  const stored = await eventHashes(tx, accountId, { ids: [...latest.keys()] });
+  const stored = await storedEvents(tx, accountId, { ids: [...latest.keys()] });
 
   // Only what changed goes further.
   const changed: { e: CrmEvent; hash: string; email: string | null; facts: ContactFacts | null }[] = [];
   for (const e of latest.values()) {
     const hash = payloadHash(e);
-    if (stored.get(e.id) === hash) {
+    if (stored.get(e.id)?.payload_hash === hash) {
       result.unchanged += 1;
       byId.set(e.id, "unchanged");
       continue;
@@ -98,8 +137,24 @@ export async function ingestCrmEventsById(
   });
   const enrichment = new Map(needsEnrichment.map((c, i) => [c.e.id, inherited[i] ?? null]));
 
+  // Sale counting predicted, so that a new sale is written counted rather than updated after
+  // (recompute-sale-counts.ts). A contact-less sale has the whole account recounted after the write.
+  const sales: (SaleEventRow & { contact_id: string })[] = [];
+  let salesWithoutContact = false;
+  for (const c of changed) {
+    if (!isSaleType(c.e.event_type)) continue;
+    const contactId = contactOf(c);
+    if (contactId === null) salesWithoutContact = true;
+    else sales.push(saleEventOf(c.e, contactId));
+  }
+  const rule = sales.length > 0 || salesWithoutContact ? await saleRule(tx, accountId) : undefined;
+  const predicted =
+    rule && sales.length > 0 && !salesWithoutContact
+      ? await predictSaleCounts(tx, accountId, { sales, written: new Set(changed.map((c) => c.e.id)) }, rule)
+      : new Map<string, SaleVerdict>();
+
   const index = buildAdIndex(await knownAds(tx, accountId));
-  const rows: EventRecord[] = [];
+  const rows: (EventRecord & EventSaleCount)[] = [];
   const touches: ConversionTouch[] = [];
   for (const c of changed) {
     const e = c.e;
@@ -171,6 +226,7 @@ export async function ingestCrmEventsById(
       resolution: resolution.method,
       resolved_platform: resolvedAd?.platform ?? null,
       resolved_ad_id: resolvedAd?.ad_id ?? null,
+      ...saleCountColumns(predicted.get(e.id)),
     });
     touches.push({
       eventId: e.id,
@@ -199,14 +255,24 @@ export async function ingestCrmEventsById(
   for (const outcome of outcomes.values()) result[outcome] += 1;
   for (const row of rows) byId.set(row.id, outcomes.get(row.id) ?? "unchanged");
 
+  // Recounted: the contacts of the sales written, and those of the sales a replacement changed
+  // (into another type, or onto another contact).
   const saleContacts = new Set<string>();
   let uncontactedSale = false;
-  for (const row of rows) {
-    if (!outcomes.has(row.id) || (row.event_type !== "sale" && row.event_type !== "payment")) continue;
-    if (row.contact_id) saleContacts.add(row.contact_id);
+  const recount = (contactId: string | null) => {
+    if (contactId) saleContacts.add(contactId);
     else uncontactedSale = true;
+  };
+  for (const row of rows) {
+    const outcome = outcomes.get(row.id);
+    if (outcome === undefined) continue;
+    if (isSaleType(row.event_type)) recount(row.contact_id);
+    const before = outcome === "updated" ? stored.get(row.id) : undefined;
+    if (before && isSaleType(before.event_type)) recount(before.contact_id);
   }
-  if (uncontactedSale) await recomputeSaleCounts(tx, accountId);
-  else if (saleContacts.size > 0) await recomputeSaleCounts(tx, accountId, { contactIds: [...saleContacts] });
+  if (uncontactedSale) await recomputeSaleCounts(tx, accountId, { rule });
+  else if (saleContacts.size > 0) {
+    await recomputeSaleCounts(tx, accountId, { contactIds: [...saleContacts], rule });
+  }
   return { result, byId };
 }

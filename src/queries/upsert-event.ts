@@ -43,22 +43,44 @@ export interface EventRecord {
   resolved_ad_id: string | null;
 }
 
-/** Payload hashes of the events among `ids` the account already has. */
-export async function eventHashes(db: Sql, accountId: string, params: { ids: readonly string[] }) {
-  const found = await rows<{ id: string; payload_hash: string | null }>(
+/**
+ * Sale counting's columns as an event is written with them: null on events that are not sales or
+ * payments, a prediction on those (recompute-sale-counts.ts, which recounts after the write).
+ */
+export interface EventSaleCount {
+  counted: boolean | null;
+  drop_reason: string | null;
+  group_key: string | null;
+  contact_seq: number | null;
+  group_revenue: number | null;
+  group_refunds: number | null;
+  group_disputes: number | null;
+}
+
+/** What ingestion needs of an event already stored: whether it changed, and whom its sale counted for. */
+export interface StoredEvent {
+  payload_hash: string | null;
+  contact_id: string | null;
+  event_type: string;
+}
+
+/** The events among `ids` the account already has. */
+export async function storedEvents(
+  db: Sql,
+  accountId: string,
+  params: { ids: readonly string[] },
+): Promise<Map<string, StoredEvent>> {
+  const found = await rows<StoredEvent & { id: string }>(
     db,
     sql`
-      select id, payload_hash from events
+      select id, payload_hash, contact_id, event_type from events
       where account_id = ${accountId}
         and id in (select jsonb_array_elements_text(${JSON.stringify(params.ids)}::jsonb))`,
   );
-  return new Map(found.map((r) => [r.id, r.payload_hash]));
+  return new Map(found.map(({ id, ...stored }) => [id, stored]));
 }
 
-/**
- * The received columns, with their SQL types (the record set of one batch). On a replay all of them
- * are replaced; the sale-counting columns are left to the recount that follows.
- */
+/** The received columns, with their SQL types (the record set of one batch). */
 export const EVENT_COLUMNS: readonly BatchColumn<EventRecord>[] = [
   ["id", "text"],
   ["contact_id", "uuid"],
@@ -98,8 +120,22 @@ export const EVENT_COLUMNS: readonly BatchColumn<EventRecord>[] = [
   ["resolved_platform", "text"],
   ["resolved_ad_id", "text"],
 ];
-const names = EVENT_COLUMNS.map(([name]) => name).join(", ");
-const replaced = EVENT_COLUMNS.filter(([name]) => name !== "id")
+const SALE_COUNT_COLUMNS: readonly BatchColumn<EventSaleCount>[] = [
+  ["counted", "boolean"],
+  ["drop_reason", "text"],
+  ["group_key", "text"],
+  ["contact_seq", "int"],
+  ["group_revenue", "numeric"],
+  ["group_refunds", "numeric"],
+  ["group_disputes", "numeric"],
+];
+/** What an upsert writes; a changed event has all of it replaced, its sale counting too. */
+const WRITTEN_COLUMNS: readonly BatchColumn<EventRecord & EventSaleCount>[] = [
+  ...EVENT_COLUMNS,
+  ...SALE_COUNT_COLUMNS,
+];
+const names = WRITTEN_COLUMNS.map(([name]) => name).join(", ");
+const replaced = WRITTEN_COLUMNS.filter(([name]) => name !== "id")
   .map(([name]) => `${name} = excluded.${name}`)
   .join(", ");
 
@@ -111,7 +147,7 @@ const replaced = EVENT_COLUMNS.filter(([name]) => name !== "id")
 export async function upsertEvents(
   db: Sql,
   accountId: string,
-  params: { events: readonly EventRecord[] },
+  params: { events: readonly (EventRecord & EventSaleCount)[] },
 ): Promise<Map<string, "inserted" | "updated">> {
   const outcomes = new Map<string, "inserted" | "updated">();
   if (params.events.length === 0) return outcomes;
@@ -120,7 +156,7 @@ export async function upsertEvents(
     sql`
       insert into events (account_id, ${sql.raw(names)})
       select ${accountId}, ${sql.raw(names)}
-      from ${unnestRows(params.events, EVENT_COLUMNS, "e")}
+      from ${unnestRows(params.events, WRITTEN_COLUMNS, "e")}
       on conflict (account_id, id) do update set ${sql.raw(replaced)}, updated_at = now()
       where events.payload_hash is distinct from excluded.payload_hash
       returning id, (xmax = 0) as inserted`,

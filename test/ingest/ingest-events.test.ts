@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { sql } from "drizzle-orm";
-import { type Database, rows } from "../../src/db/client.ts";
+import { type Database, rows, type Sql } from "../../src/db/client.ts";
 import { type CrmEvent, crmEventSchema } from "../../src/ingest/crm-event.ts";
 import { ingestCrmEvents } from "../../src/ingest/ingest-events.ts";
 import { openTestDatabase, seedAccount } from "../helpers/harness.ts";
@@ -23,6 +23,19 @@ const ingest = (accountId: string, list: CrmEvent[]) =>
 
 const select = <T>(accountId: string, query: ReturnType<typeof sql>) =>
   db.admin(accountId, (tx) => rows<T>(tx, query));
+
+const saleCounts = (accountId: string) =>
+  select<{
+    id: string;
+    counted: boolean | null;
+    drop_reason: string | null;
+    group_key: string | null;
+    group_revenue: string | null;
+  }>(
+    accountId,
+    sql`select id, counted, drop_reason, group_key, group_revenue::text from events
+        where account_id = ${accountId} order by event_datetime, id`,
+  );
 
 describe("event ingestion", () => {
   test("validation: platform ids must be strings, dates need a zone, unknown fields are ignored", () => {
@@ -208,6 +221,88 @@ describe("event ingestion", () => {
     assert.deepEqual(counted, [
       { id: "s1", counted: true, drop_reason: null, group_key: "s1" },
       { id: "p1", counted: false, drop_reason: "duplicate", group_key: "s1" },
+    ]);
+  });
+
+  test("a new sale is written counted: the recount after the write updates only the stored sales it changes", async () => {
+    const { accountId: a } = await seedAccount(db);
+    const sale = { event_type: "sale" as const, contact_email: "dan@example.com", product_key: "p" };
+    await ingest(a, [event({ id: "s1", ...sale, amount: 3000 })]);
+    // What the ingest wrote to events, from the statistics of its own transaction (read before and
+    // after: the embedded database keeps adding to them across transactions).
+    const written = (tx: Sql) =>
+      rows<{ inserted: number; updated: number }>(
+        tx,
+        sql`select n_tup_ins::int as inserted, n_tup_upd::int as updated
+            from pg_stat_xact_user_tables where relname = 'events'`,
+      ).then(([r]) => r ?? { inserted: 0, updated: 0 });
+    const writes = await db.tenant(a, async (tx) => {
+      const before = await written(tx);
+      await ingestCrmEvents(
+        tx,
+        a,
+        [
+          // joins s1's purchase: s1, stored, gains its revenue
+          event({
+            id: "p1",
+            ...sale,
+            event_type: "payment",
+            payment_status: "paid",
+            amount: 1000,
+            event_datetime: "2026-02-03T10:00:00Z",
+          }),
+          // a purchase of its own
+          event({ id: "s2", ...sale, product_key: "q", amount: 500, event_datetime: "2026-02-04T10:00:00Z" }),
+        ],
+        { origin: "webhook" },
+      );
+      const after = await written(tx);
+      return { inserted: after.inserted - before.inserted, updated: after.updated - before.updated };
+    });
+    // Written counted, p1 and s2 are not updated again; s1 is, once.
+    assert.deepEqual(writes, { inserted: 2, updated: 1 });
+    assert.deepEqual(await saleCounts(a), [
+      { id: "s1", counted: true, drop_reason: null, group_key: "s1", group_revenue: "4000.00" },
+      { id: "p1", counted: false, drop_reason: "duplicate", group_key: "s1", group_revenue: null },
+      { id: "s2", counted: true, drop_reason: null, group_key: "s2", group_revenue: "500.00" },
+    ]);
+  });
+
+  test("a sale replaced by a lead leaves sale counting, and its purchase is counted again without it", async () => {
+    const { accountId: a } = await seedAccount(db);
+    const sale = { event_type: "sale" as const, contact_email: "dan@example.com", product_key: "p" };
+    const payment = event({
+      id: "p1",
+      ...sale,
+      event_type: "payment",
+      payment_status: "paid",
+      amount: 1000,
+      event_datetime: "2026-02-03T10:00:00Z",
+    });
+    await ingest(a, [event({ id: "s1", ...sale, amount: 3000 }), payment]);
+    await ingest(a, [event({ id: "s1", ...sale, event_type: "lead", amount: 3000 })]);
+    assert.deepEqual(await saleCounts(a), [
+      { id: "s1", counted: null, drop_reason: null, group_key: null, group_revenue: null },
+      { id: "p1", counted: true, drop_reason: null, group_key: "p1", group_revenue: "1000.00" },
+    ]);
+  });
+
+  test("a payment moved to another contact leaves its old purchase and opens one of the new contact's", async () => {
+    const { accountId: a } = await seedAccount(db);
+    const sale = { event_type: "sale" as const, contact_email: "dan@example.com", product_key: "p" };
+    const payment = {
+      id: "p1",
+      ...sale,
+      event_type: "payment" as const,
+      payment_status: "paid" as const,
+      amount: 1000,
+      event_datetime: "2026-02-03T10:00:00Z",
+    };
+    await ingest(a, [event({ id: "s1", ...sale, amount: 3000 }), event(payment)]);
+    await ingest(a, [event({ ...payment, contact_email: "eve@example.com" })]);
+    assert.deepEqual(await saleCounts(a), [
+      { id: "s1", counted: true, drop_reason: null, group_key: "s1", group_revenue: "3000.00" },
+      { id: "p1", counted: true, drop_reason: null, group_key: "p1", group_revenue: "1000.00" },
     ]);
   });
 });
