@@ -1,11 +1,11 @@
-import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
 import { MIGRATIONS_DIR } from "../../src/db/client.ts";
+import { migrationsDigest } from "./migrations-digest.ts";
 
 /*
  * Every test file opens at least one in-memory PGlite. Created empty, each runs initdb and then every
@@ -15,23 +15,10 @@ import { MIGRATIONS_DIR } from "../../src/db/client.ts";
  */
 
 function templatePath(): string {
-  const digest = createHash("sha256");
-  digest.update(
-    JSON.parse(
-      readFileSync(new URL("../../node_modules/@electric-sql/pglite/package.json", import.meta.url), "utf8"),
-    ).version,
-  );
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
-      a.name.localeCompare(b.name),
-    )) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else digest.update(entry.name).update(readFileSync(path));
-    }
-  };
-  walk(MIGRATIONS_DIR);
-  return join(tmpdir(), `ascribe-pglite-migrated-${digest.digest("hex").slice(0, 16)}.tar.gz`);
+  const pglite = JSON.parse(
+    readFileSync(new URL("../../node_modules/@electric-sql/pglite/package.json", import.meta.url), "utf8"),
+  ).version;
+  return join(tmpdir(), `ascribe-pglite-migrated-${migrationsDigest(pglite)}.tar.gz`);
 }
 
 let template: Promise<Blob> | undefined;

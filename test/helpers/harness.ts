@@ -26,6 +26,7 @@ import type { RouteDef } from "../../src/routes/route-def.ts";
 import { createLocalObjectStore } from "../../src/storage/local-store.ts";
 import type { ObjectStore } from "../../src/storage/object-store.ts";
 import { migratedTemplate } from "./embedded-template.ts";
+import { postgresTemplate } from "./postgres-template.ts";
 import { checkResponsesAgainstOpenApi } from "./response-conformance.ts";
 
 export const silentLogger = pino({ level: "silent" });
@@ -34,7 +35,8 @@ export const backend = process.env.DATABASE_URL ? "postgres" : "embedded";
 
 /**
  * One migrated database per test file: an in-memory PGlite, or, with DATABASE_URL, a fresh
- * database on that server, dropped afterwards so runs never see each other's rows.
+ * database on that server (a copy of a migrated template: postgres-template.ts), dropped afterwards
+ * so runs never see each other's rows.
  */
 export async function openTestDatabase(): Promise<Database & { url: string | null }> {
   const serverUrl = process.env.DATABASE_URL;
@@ -44,9 +46,10 @@ export async function openTestDatabase(): Promise<Database & { url: string | nul
     return Object.assign(db, { url: null });
   }
   const name = `ascribe_test_${process.pid}_${randomUUID().slice(0, 8)}`;
+  const template = await postgresTemplate(serverUrl);
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
-  await admin.query(`create database "${name}"`);
+  await admin.query(`create database "${name}" template "${template}"`);
   await admin.end();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
