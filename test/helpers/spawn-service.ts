@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { postgresTemplate } from "./postgres-template.ts";
 
 /** The repository root: `bin/ascribe.js` is resolved from here, whatever the current directory. */
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -47,10 +48,12 @@ export async function freshServiceEnv(): Promise<ServiceEnv> {
     };
   }
   const name = `ascribe_cli_${process.pid}_${randomUUID().slice(0, 8)}`;
+  // Migrated already (the service's start finds nothing to migrate): postgres-template.ts.
+  const template = await postgresTemplate(serverUrl);
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
-    await admin.query(`create database "${name}"`);
+    await admin.query(`create database "${name}" template "${template}"`);
   } finally {
     await admin.end();
   }
