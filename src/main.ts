@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { Logger } from "pino";
 import { isEmptyInstance } from "./admin/accounts.ts";
 import { lockDataDir, releaseDataDir, serveAdminCommands } from "./admin/admin-socket.ts";
@@ -10,9 +9,7 @@ import { buildApp } from "./app.ts";
 import { createCachedKeyStore, type KeyStore } from "./auth/key-store.ts";
 import type { Config } from "./config.ts";
 import { scheduleSpendSync } from "./connectors/spend-schedule.ts";
-import type { SpendApis } from "./connectors/spend-sync.ts";
-import { createSecretBox, loadOrCreateKeyring, type SecretBox } from "./crypto/secret-box.ts";
-import { type Database, openEmbedded, openPostgres } from "./db/client.ts";
+import type { Database } from "./db/client.ts";
 import { createAuditWriter } from "./http/audit.ts";
 import { createMetrics, type Metrics, noMetrics } from "./http/metrics.ts";
 import { listenForMetrics, type MetricsListener } from "./http/metrics-server.ts";
@@ -20,17 +17,20 @@ import { type CounterStore, createMemoryCounterStore } from "./http/rate-limiter
 import { connectRedisCounters } from "./http/redis-counters.ts";
 import { collectServicesFor } from "./ingest/collect-services.ts";
 import { createLogger } from "./logger.ts";
-import { createSmtpMailer, type Mailer, printOnlyMailer } from "./people/mailer.ts";
+import {
+  openAdNetwork,
+  openDatabase,
+  openFiles,
+  openMailer,
+  openSecrets,
+  spendApis,
+} from "./open-infrastructure.ts";
+import { printOnlyMailer } from "./people/mailer.ts";
 import { sessionStoreFor } from "./people/session-store.ts";
 import { routes } from "./routes/index.ts";
 import { API_PREFIX } from "./routes/route-def.ts";
-import type { AdNetwork } from "./rules/ad-network.ts";
-import { startFakeAdNetwork } from "./rules/fake-ad-network.ts";
-import { createGraphApiNetwork } from "./rules/graph-api-network.ts";
 import { scheduleRules } from "./rules/rule-schedule.ts";
-import { narrowToPrivate, secureDataDir } from "./storage/data-dir.ts";
-import { createLocalObjectStore } from "./storage/local-store.ts";
-import type { ObjectStore } from "./storage/object-store.ts";
+import { secureDataDir } from "./storage/data-dir.ts";
 
 export interface RunningService {
   siteUrl: string;
@@ -42,74 +42,6 @@ export interface RunningService {
   /** `http://HOST:METRICS_PORT/metrics`, or null without METRICS_PORT. */
   metricsUrl: string | null;
   stop(): Promise<void>;
-}
-
-export async function openDatabase(config: Config): Promise<Database> {
-  if (config.databaseUrl) {
-    return openPostgres(config.databaseUrl, config.statementTimeoutMs, {
-      queryTimeoutMs: config.queryTimeoutMs,
-      connectTimeoutMs: config.connectTimeoutMs,
-      poolMode: config.poolMode,
-    });
-  }
-  const db = await openEmbedded(config.dataDir);
-  // PGlite chmods some files itself, which no umask narrows (a new database's files 0666, the
-  // relation cache it writes on opening 0644), inside folders the umask keeps 0700: narrowed here.
-  await narrowToPrivate(join(config.dataDir, "pgdata"));
-  return db;
-}
-
-/**
- * The secret box for secrets at rest: the keyring from ASCRIBE_SECRET_KEYS, else DATA_DIR/secret.key
- * (created on first start).
- */
-export async function openSecrets(config: Config, warn: (message: string) => void): Promise<SecretBox> {
-  if (config.databaseUrl && !config.secretKeys) {
-    warn(
-      "ASCRIBE_SECRET_KEYS is unset: secrets are sealed with DATA_DIR/secret.key, which other instances do not share",
-    );
-  }
-  return createSecretBox(
-    await loadOrCreateKeyring({ envValue: config.secretKeys, dataDir: config.dataDir, warn }),
-  );
-}
-
-/** Stored files (recordings, uploads): DATA_DIR/files, served at {site_url}/files by signed URL. */
-export function openFiles(config: Config, secrets: SecretBox, siteUrl: () => string): ObjectStore {
-  return createLocalObjectStore({ root: join(config.dataDir, "files"), secrets, siteUrl });
-}
-
-/** The vendors' APIs spend sync reads (their test doubles: a loopback server's URL). */
-export function spendApis(config: Config): SpendApis {
-  return {
-    metaApiUrl: config.metaApiUrl,
-    googleAdsApiUrl: config.googleAdsApiUrl,
-    googleTokenUrl: config.googleOauthTokenUrl,
-  };
-}
-
-/**
- * The ad network armed rules act on: the Meta Marketing API, or (AD_NETWORK=fake, the demo) a
- * loopback fake of it started here, so the same client code runs.
- */
-export async function openAdNetwork(config: Config): Promise<{ network: AdNetwork; close(): Promise<void> }> {
-  if (config.adNetwork === "fake") {
-    const fake = await startFakeAdNetwork({ defaultBudgetCents: 10_000 });
-    const network = createGraphApiNetwork({ baseUrl: fake.url, tokenFor: async () => "fake-token" });
-    return { network, close: () => fake.close() };
-  }
-  const token = config.metaAccessToken;
-  const network = createGraphApiNetwork({ baseUrl: config.metaApiUrl, tokenFor: async () => token });
-  return { network, close: async () => {} };
-}
-
-/** Invitations and resets go by SMTP when SMTP_URL is set; otherwise their links are only printed. */
-export function openMailer(config: Config, siteUrl: () => string): Mailer {
-  if (!config.smtpUrl) return printOnlyMailer;
-  return createSmtpMailer(
-    config.smtpUrl,
-    config.smtpFrom ?? `Ascribe <no-reply@${new URL(siteUrl()).hostname}>`,
-  );
 }
 
 /** Keys cached in process, dropped whenever the database announces a change (db.keyChanges). */

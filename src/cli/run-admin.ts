@@ -8,7 +8,14 @@ import {
 import { describeDifferences, differingSettings } from "../admin/command-settings.ts";
 import { type AdminCommand, adminCommands, describeError } from "../admin/commands.ts";
 import type { Config } from "../config.ts";
-import { openAdNetwork, openDatabase, openFiles, openMailer, openSecrets, spendApis } from "../main.ts";
+import {
+  openAdNetwork,
+  openDatabase,
+  openFiles,
+  openMailer,
+  openSecrets,
+  spendApis,
+} from "../open-infrastructure.ts";
 import { secureDataDir } from "../storage/data-dir.ts";
 import { CliError } from "./output.ts";
 

@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import { sql } from "drizzle-orm";
 import { loadConfig } from "../../src/config.ts";
 import { rows } from "../../src/db/client.ts";
-import { openDatabase } from "../../src/main.ts";
+import { openDatabase } from "../../src/open-infrastructure.ts";
 import {
   apiGet,
   backend,

@@ -8,7 +8,8 @@ import { after, before, describe, test } from "node:test";
 import pg from "pg";
 import pino from "pino";
 import { loadConfig } from "../../src/config.ts";
-import { openDatabase, type RunningService, startService } from "../../src/main.ts";
+import { type RunningService, startService } from "../../src/main.ts";
+import { openDatabase } from "../../src/open-infrastructure.ts";
 
 // Roles and grants exist on PostgreSQL only: the embedded leg skips this, and CI's PostgreSQL leg
 // (.ci/run sets DATABASE_URL) runs it.

@@ -8,7 +8,8 @@ import { adminCommands } from "../../src/admin/commands.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { Metrics } from "../../src/http/metrics.ts";
 import type { MetricsListener } from "../../src/http/metrics-server.ts";
-import { openAdNetwork, openMetrics, spendApis } from "../../src/main.ts";
+import { openMetrics } from "../../src/main.ts";
+import { openAdNetwork, spendApis } from "../../src/open-infrastructure.ts";
 import { printOnlyMailer } from "../../src/people/mailer.ts";
 import {
   backend,
