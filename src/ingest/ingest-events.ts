@@ -256,7 +256,10 @@ export async function ingestCrmEventsById(
   for (const row of rows) byId.set(row.id, outcomes.get(row.id) ?? "unchanged");
 
   // Recounted: the contacts of the sales written, and those of the sales a replacement changed
-  // (into another type, or onto another contact).
+  // (into another type, or onto another contact). The old contact of a moved sale is the one recount
+  // an import's lanes do not keep apart (they place records by their new contact,
+  // import-lanes.ts): written beside a batch of that contact, its counting may miss that batch's
+  // sales until its next write. Before, it was never counted again.
   const saleContacts = new Set<string>();
   let uncontactedSale = false;
   const recount = (contactId: string | null) => {
