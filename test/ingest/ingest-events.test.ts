@@ -24,6 +24,19 @@ const ingest = (accountId: string, list: CrmEvent[]) =>
 const select = <T>(accountId: string, query: ReturnType<typeof sql>) =>
   db.admin(accountId, (tx) => rows<T>(tx, query));
 
+/** Dan's purchase of product p: a sale, and a paid installment two days later. */
+const dansSale = (over: Partial<CrmEvent> & { id: string }) =>
+  event({ event_type: "sale", contact_email: "dan@example.com", product_key: "p", amount: 3000, ...over });
+const dansPayment = (over: Partial<CrmEvent> = {}) =>
+  dansSale({
+    id: "p1",
+    event_type: "payment",
+    payment_status: "paid",
+    amount: 1000,
+    event_datetime: "2026-02-03T10:00:00Z",
+    ...over,
+  });
+
 const saleCounts = (accountId: string) =>
   select<{
     id: string;
@@ -226,8 +239,7 @@ describe("event ingestion", () => {
 
   test("a new sale is written counted: the recount after the write updates only the stored sales it changes", async () => {
     const { accountId: a } = await seedAccount(db);
-    const sale = { event_type: "sale" as const, contact_email: "dan@example.com", product_key: "p" };
-    await ingest(a, [event({ id: "s1", ...sale, amount: 3000 })]);
+    await ingest(a, [dansSale({ id: "s1" })]);
     // What the ingest wrote to events, from the statistics of its own transaction (read before and
     // after: the embedded database keeps adding to them across transactions).
     const written = (tx: Sql) =>
@@ -243,16 +255,9 @@ describe("event ingestion", () => {
         a,
         [
           // joins s1's purchase: s1, stored, gains its revenue
-          event({
-            id: "p1",
-            ...sale,
-            event_type: "payment",
-            payment_status: "paid",
-            amount: 1000,
-            event_datetime: "2026-02-03T10:00:00Z",
-          }),
+          dansPayment(),
           // a purchase of its own
-          event({ id: "s2", ...sale, product_key: "q", amount: 500, event_datetime: "2026-02-04T10:00:00Z" }),
+          dansSale({ id: "s2", product_key: "q", amount: 500, event_datetime: "2026-02-04T10:00:00Z" }),
         ],
         { origin: "webhook" },
       );
@@ -270,17 +275,8 @@ describe("event ingestion", () => {
 
   test("a sale replaced by a lead leaves sale counting, and its purchase is counted again without it", async () => {
     const { accountId: a } = await seedAccount(db);
-    const sale = { event_type: "sale" as const, contact_email: "dan@example.com", product_key: "p" };
-    const payment = event({
-      id: "p1",
-      ...sale,
-      event_type: "payment",
-      payment_status: "paid",
-      amount: 1000,
-      event_datetime: "2026-02-03T10:00:00Z",
-    });
-    await ingest(a, [event({ id: "s1", ...sale, amount: 3000 }), payment]);
-    await ingest(a, [event({ id: "s1", ...sale, event_type: "lead", amount: 3000 })]);
+    await ingest(a, [dansSale({ id: "s1" }), dansPayment()]);
+    await ingest(a, [dansSale({ id: "s1", event_type: "lead" })]);
     assert.deepEqual(await saleCounts(a), [
       { id: "s1", counted: null, drop_reason: null, group_key: null, group_revenue: null },
       { id: "p1", counted: true, drop_reason: null, group_key: "p1", group_revenue: "1000.00" },
@@ -289,17 +285,8 @@ describe("event ingestion", () => {
 
   test("a payment moved to another contact leaves its old purchase and opens one of the new contact's", async () => {
     const { accountId: a } = await seedAccount(db);
-    const sale = { event_type: "sale" as const, contact_email: "dan@example.com", product_key: "p" };
-    const payment = {
-      id: "p1",
-      ...sale,
-      event_type: "payment" as const,
-      payment_status: "paid" as const,
-      amount: 1000,
-      event_datetime: "2026-02-03T10:00:00Z",
-    };
-    await ingest(a, [event({ id: "s1", ...sale, amount: 3000 }), event(payment)]);
-    await ingest(a, [event({ ...payment, contact_email: "eve@example.com" })]);
+    await ingest(a, [dansSale({ id: "s1" }), dansPayment()]);
+    await ingest(a, [dansPayment({ contact_email: "eve@example.com" })]);
     assert.deepEqual(await saleCounts(a), [
       { id: "s1", counted: true, drop_reason: null, group_key: "s1", group_revenue: "3000.00" },
       { id: "p1", counted: true, drop_reason: null, group_key: "p1", group_revenue: "1000.00" },
