@@ -114,4 +114,32 @@ describe("distribution-readiness checks", () => {
       rmSync(root, { recursive: true, force: true });
     }
   });
+
+  test("the source reading evaluates a column list spread from constant lists", () => {
+    const root = mkdtempSync(join(tmpdir(), "ascribe-sql-"));
+    try {
+      mkdirSync(join(root, "src"));
+      writeFileSync(
+        join(root, "src", "spread.ts"),
+        [
+          'import { sql } from "drizzle-orm";',
+          'const RECEIVED = [["id", "text"], ["event_type", "text"]] as const;',
+          'const COUNTED = [["counted", "boolean"]] as const;',
+          "const WRITTEN = [...RECEIVED, ...COUNTED];",
+          'const names = WRITTEN.map(([name]) => name).join(", ");',
+          "export function written(db: Db, accountId: string) {",
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is TypeScript source
+          "  return db.execute(sql`select ${sql.raw(names)} from events where account_id = ${accountId}`);",
+          "}",
+        ].join("\n"),
+      );
+      const [statement] = sqlStatements(root, [join(root, "src")]);
+      assert.deepEqual(
+        statement?.variants.map((v) => v.replace(/\s+/g, " ").trim()),
+        ["select id, event_type, counted from events where account_id = $1"],
+      );
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });

@@ -72,8 +72,15 @@ export class ConstantEvaluator {
       return s;
     }
     if (ts.isArrayLiteralExpression(e)) {
-      const items = e.elements.map((el) => this.value(el, env));
-      return items.every((i) => i !== undefined) ? (items as Constant[]) : undefined;
+      const items: Constant[] = [];
+      for (const el of e.elements) {
+        // `[...A, ...B]`: the constant arrays' items, in order
+        const v = this.value(ts.isSpreadElement(el) ? el.expression : el, env);
+        if (v === undefined || (ts.isSpreadElement(el) && !Array.isArray(v))) return undefined;
+        if (ts.isSpreadElement(el)) items.push(...(v as Constant[]));
+        else items.push(v);
+      }
+      return items;
     }
     if (ts.isBinaryExpression(e)) return this.binary(e, env);
     if (ts.isIdentifier(e)) return this.identifier(e, env);
