@@ -75,16 +75,16 @@ export async function predictSaleCounts(
   rule: SaleRule,
 ): Promise<Map<string, SaleVerdict>> {
   const byContact = new Map<string, SaleEventRow[]>();
-  const add = (e: SaleEventRow & { contact_id: string }) => {
-    const events = byContact.get(e.contact_id);
+  const add = (contactId: string, e: SaleEventRow) => {
+    const events = byContact.get(contactId);
     if (events) events.push(e);
-    else byContact.set(e.contact_id, [e]);
+    else byContact.set(contactId, [e]);
   };
   const contactIds = [...new Set(params.sales.map((e) => e.contact_id))];
   for (const e of await saleEvents(tx, accountId, { contactIds })) {
-    if (e.contact_id !== null && !params.written.has(e.id)) add({ ...e, contact_id: e.contact_id });
+    if (e.contact_id !== null && !params.written.has(e.id)) add(e.contact_id, e);
   }
-  for (const e of params.sales) add(e);
+  for (const e of params.sales) add(e.contact_id, e);
   const predicted = new Map<string, SaleVerdict>();
   for (const v of saleVerdicts([...byContact.values()].flat(), rule)) {
     if (params.written.has(v.id)) predicted.set(v.id, v);

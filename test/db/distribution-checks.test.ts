@@ -15,6 +15,20 @@ before(async () => {
   await loadModule();
 });
 
+/** The statements sqlStatements reads from one source file, `src/<name>`, of a throwaway repository. */
+function statementsOf(name: string, source: readonly string[]) {
+  const root = mkdtempSync(join(tmpdir(), "ascribe-sql-"));
+  try {
+    mkdirSync(join(root, "src"));
+    writeFileSync(join(root, "src", name), source.join("\n"));
+    return sqlStatements(root, [join(root, "src")]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const flat = (variants: readonly string[] | undefined) => variants?.map((v) => v.replace(/\s+/g, " ").trim());
+
 describe("distribution-readiness checks", () => {
   test("the query check names the tenant tables a statement leaves unpinned, and accepts pinned ones", () => {
     const tenant = new Set(["events", "contacts", "purchases"]);
@@ -82,64 +96,40 @@ describe("distribution-readiness checks", () => {
     );
   });
   test("the source reading inlines helpers, evaluates sql.raw and renders every branch", () => {
-    const root = mkdtempSync(join(tmpdir(), "ascribe-sql-"));
-    try {
-      mkdirSync(join(root, "src"));
-      writeFileSync(
-        join(root, "src", "joined.ts"),
-        [
-          'import { sql } from "drizzle-orm";',
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is TypeScript source
-          "const onContact = (alias: string) => sql.raw(`join contacts ${alias} on ${alias}.id = e.contact_id`);",
-          "export function joined(db: Db, accountId: string, kind?: string) {",
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is TypeScript source
-          "  const pin = kind ? sql`and c.account_id = ${accountId}` : sql``;",
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is TypeScript source
-          '  return db.execute(sql`select 1 from events e ${onContact("c")} where e.account_id = ${accountId} ${pin}`);',
-          "}",
-        ].join("\n"),
-      );
-      const [statement, ...more] = sqlStatements(root, [join(root, "src")]);
-      assert.equal(more.length, 0);
-      assert.deepEqual(
-        statement?.variants.map((v) => v.replace(/\s+/g, " ").trim()),
-        [
-          "select 1 from events e join contacts c on c.id = e.contact_id where e.account_id = $1 and c.account_id = $1",
-          "select 1 from events e join contacts c on c.id = e.contact_id where e.account_id = $1",
-        ],
-      );
-      assert.equal(statement?.file, "src/joined.ts");
-      assert.equal(statement?.line, 5);
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
+    const [statement, ...more] = statementsOf("joined.ts", [
+      'import { sql } from "drizzle-orm";',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is TypeScript source
+      "const onContact = (alias: string) => sql.raw(`join contacts ${alias} on ${alias}.id = e.contact_id`);",
+      "export function joined(db: Db, accountId: string, kind?: string) {",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is TypeScript source
+      "  const pin = kind ? sql`and c.account_id = ${accountId}` : sql``;",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is TypeScript source
+      '  return db.execute(sql`select 1 from events e ${onContact("c")} where e.account_id = ${accountId} ${pin}`);',
+      "}",
+    ]);
+    assert.equal(more.length, 0);
+    assert.deepEqual(flat(statement?.variants), [
+      "select 1 from events e join contacts c on c.id = e.contact_id where e.account_id = $1 and c.account_id = $1",
+      "select 1 from events e join contacts c on c.id = e.contact_id where e.account_id = $1",
+    ]);
+    assert.equal(statement?.file, "src/joined.ts");
+    assert.equal(statement?.line, 5);
   });
 
   test("the source reading evaluates a column list spread from constant lists", () => {
-    const root = mkdtempSync(join(tmpdir(), "ascribe-sql-"));
-    try {
-      mkdirSync(join(root, "src"));
-      writeFileSync(
-        join(root, "src", "spread.ts"),
-        [
-          'import { sql } from "drizzle-orm";',
-          'const RECEIVED = [["id", "text"], ["event_type", "text"]] as const;',
-          'const COUNTED = [["counted", "boolean"]] as const;',
-          "const WRITTEN = [...RECEIVED, ...COUNTED];",
-          'const names = WRITTEN.map(([name]) => name).join(", ");',
-          "export function written(db: Db, accountId: string) {",
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is TypeScript source
-          "  return db.execute(sql`select ${sql.raw(names)} from events where account_id = ${accountId}`);",
-          "}",
-        ].join("\n"),
-      );
-      const [statement] = sqlStatements(root, [join(root, "src")]);
-      assert.deepEqual(
-        statement?.variants.map((v) => v.replace(/\s+/g, " ").trim()),
-        ["select id, event_type, counted from events where account_id = $1"],
-      );
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
+    const [statement] = statementsOf("spread.ts", [
+      'import { sql } from "drizzle-orm";',
+      'const RECEIVED = [["id", "text"], ["event_type", "text"]] as const;',
+      'const COUNTED = [["counted", "boolean"]] as const;',
+      "const WRITTEN = [...RECEIVED, ...COUNTED];",
+      'const names = WRITTEN.map(([name]) => name).join(", ");',
+      "export function written(db: Db, accountId: string) {",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is TypeScript source
+      "  return db.execute(sql`select ${sql.raw(names)} from events where account_id = ${accountId}`);",
+      "}",
+    ]);
+    assert.deepEqual(flat(statement?.variants), [
+      "select id, event_type, counted from events where account_id = $1",
+    ]);
   });
 });
