@@ -15,7 +15,7 @@ import {
   listenForChanges,
   ownChanges,
 } from "./change-feed.ts";
-import { allowDirect, directRows } from "./direct-query.ts";
+import { allowDirect, directRows, textDateParsers } from "./direct-query.ts";
 import { type MaintenanceOptions, maintainEmbedded } from "./embedded-maintenance.ts";
 import { migratePostgres } from "./postgres-migrations.ts";
 import * as schema from "./schema.ts";
@@ -305,6 +305,7 @@ export async function openPostgres(
     // JIT compiles a plan whose estimated cost is high — a report over a large account — and the
     // compilation (1–2 s measured) costs far more than it saves on queries that run in milliseconds.
     options: "-c jit=off",
+    types: textDateParsers,
   });
   // A client losing its server (idle in the pool, or checked out between two statements) must not
   // crash the process: its pending query rejects (→ 502) and the pool connects anew next time.

@@ -27,7 +27,8 @@ const TEXT_OIDS = new Set([
   1182,
 ]);
 const asText = (value: string) => value;
-const parsers = {
+/** The parsers of every pooled client (the pool's `types`), so a statement needs no options object. */
+export const textDateParsers = {
   getTypeParser: (oid: number, format?: "text" | "binary") =>
     TEXT_OIDS.has(oid) ? asText : pg.types.getTypeParser(oid, format),
 } as pg.CustomTypesConfig;
@@ -45,7 +46,9 @@ export async function directRows<T>(handle: object, query: SQL): Promise<T[] | n
   if (!client) return null;
   const { sql: text, params } = dialect.sqlToQuery(query);
   try {
-    const result = await client.query<T & pg.QueryResultRow>({ text, values: params, types: parsers });
+    // Text and values as arguments: a config object is copied property by property (pg's
+    // cloneQueryConfig) on every statement. The parsers are the pool's own (textDateParsers).
+    const result = await client.query<T & pg.QueryResultRow>(text, params);
     return result.rows;
   } catch (err) {
     throw new DrizzleQueryError(text, params, err as Error);

@@ -138,3 +138,24 @@ describe("reads behind a transaction-mode pooler (DB_POOL_MODE=transaction)", {
     }
   });
 });
+
+describe(`raw statements keep dates and times as text (${backend})`, () => {
+  // The API prints what PostgreSQL printed; a driver's Date would move instants into the process's
+  // time zone and drop microseconds. On PostgreSQL the pool's clients carry these parsers themselves.
+  const temporal = sql`select timestamptz '2026-01-02 03:04:05.678901+00' at time zone 'UTC' as at,
+    date '2026-01-02' as day, interval '1 day 02:00' as span, 7::int as n`;
+  for (const [name, run] of [
+    ["a read", (fn: (tx: Sql) => Promise<unknown>) => db.read(a, fn)],
+    ["a transaction", (fn: (tx: Sql) => Promise<unknown>) => db.tenant(a, fn)],
+  ] as const) {
+    test(name, async () => {
+      const [row] = (await run((tx) => rows(tx, temporal))) as Record<string, unknown>[];
+      assert.deepEqual(row, {
+        at: "2026-01-02 03:04:05.678901",
+        day: "2026-01-02",
+        span: "1 day 02:00:00",
+        n: 7,
+      });
+    });
+  }
+});
