@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { cpSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { buildState, ROOT, STAMP_NAME } from "../bin/build-state.js";
 
 const DIST = join(ROOT, "dist");
@@ -34,5 +35,8 @@ if (compiled.status !== 0) {
 }
 // Files the code reads next to itself (import.meta.url) that tsc does not emit.
 cpSync(join(ROOT, "src", "web", "assets"), join(DIST, "web", "assets"), { recursive: true });
+// The migrated embedded database a fresh DATA_DIR starts from (src/db/embedded-template.ts).
+const { writeShippedTemplate } = await import(pathToFileURL(join(DIST, "db", "embedded-template.js")).href);
+await writeShippedTemplate(DIST);
 writeFileSync(stamp, `${JSON.stringify({ sourcesAsOf: started })}\n`);
 process.stdout.write(`ascribe build: src/ compiled into dist/ in ${Date.now() - started} ms\n`);

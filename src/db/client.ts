@@ -1,6 +1,5 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { PGlite, type Transaction as PGliteTransaction, types } from "@electric-sql/pglite";
 import { type SQL, sql } from "drizzle-orm";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
@@ -17,13 +16,14 @@ import {
 } from "./change-feed.ts";
 import { allowDirect, directRows, textDateParsers } from "./direct-query.ts";
 import { type MaintenanceOptions, maintainEmbedded } from "./embedded-maintenance.ts";
+import { isNewDataDir, MIGRATIONS_DIR, shippedTemplate } from "./embedded-template.ts";
 import { migratePostgres } from "./postgres-migrations.ts";
 import * as schema from "./schema.ts";
 
 /** A drizzle handle (database or transaction) over either driver. */
 export type Sql = PgDatabase<PgQueryResultHKT, typeof schema>;
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url));
+export { MIGRATIONS_DIR };
 
 /** The role requests run as; created by the tenancy migration. */
 export const REQUEST_ROLE = "ascribe_app";
@@ -191,18 +191,22 @@ const MAINTENANCE_INTERVAL_MS = 30_000;
 
 /**
  * `dataDir` null keeps the database in memory (tests). `loadDataDir`, a `dumpDataDir` archive, starts
- * from that database instead of an empty one: PGlite's initdb costs seconds of CPU at every open.
+ * from that database instead of an empty one: PGlite's initdb costs seconds of CPU at every open. A
+ * data directory without a database starts from `template()`, by default the build's migrated one
+ * (embedded-template.ts), when there is one.
  */
 export async function openEmbedded(
   dataDir: string | null,
-  options: { maintenanceIntervalMs?: number; loadDataDir?: Blob } = {},
+  options: { maintenanceIntervalMs?: number; loadDataDir?: Blob; template?: () => Blob | undefined } = {},
 ): Promise<Database> {
   let location = "memory://";
+  let loadDataDir = options.loadDataDir;
   if (dataDir !== null) {
     location = join(dataDir, "pgdata");
     mkdirSync(location, { recursive: true });
+    if (!loadDataDir && isNewDataDir(location)) loadDataDir = (options.template ?? shippedTemplate)();
   }
-  const client = await PGlite.create(location, { parsers: TEXT_PARSERS, loadDataDir: options.loadDataDir });
+  const client = await PGlite.create(location, { parsers: TEXT_PARSERS, loadDataDir });
   // PGlite runs one transaction at a time (its own lock spans the callback), so one drizzle handle
   // can forward to whichever transaction is open; outside one, a query is a bug and throws.
   let current: PGliteTransaction | null = null;

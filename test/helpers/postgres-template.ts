@@ -1,6 +1,6 @@
 import pg from "pg";
 import { openPostgres } from "../../src/db/client.ts";
-import { migrationsDigest } from "./migrations-digest.ts";
+import { migrationsDigest } from "../../src/db/embedded-template.ts";
 
 /*
  * Every test file on PostgreSQL opens at least one fresh database. Migrating an empty one took about
