@@ -30,7 +30,8 @@ export interface PurchasesParams {
 
 /**
  * The account's purchases dated in the window, newest first, then by id (a total order: pages
- * partition the list).
+ * partition the list). Each purchase keeps its contact fields as listed (migration 0041): no contact
+ * is read per row.
  */
 function purchasesQuery(accountId: string, params: PurchasesParams): SQL {
   const w = params.window;
@@ -41,21 +42,14 @@ function purchasesQuery(accountId: string, params: PurchasesParams): SQL {
       ${isoMs(sql`p.purchase_date`)} as purchase_date,
       p.product_key,
       p.product_name,
-      coalesce(c.email, p.contact_email) as contact_email,
-      coalesce(p.contact_name, c.name) as contact_name,
+      p.contact_email,
+      p.contact_name,
       p.amount::float8 as amount,
       p.commissionable,
       p.commission_rate::float8 as commission_rate,
       p.commission_amount::float8 as commission_amount,
       p.invoice_id
     from purchases p
-    -- Each purchase's contact by its key: reads only this window's contacts, where a hash join
-    -- would scan every account's contacts.
-    left join lateral (
-      select c.email, c.name from contacts c
-      where c.account_id = ${accountId} and c.id = p.contact_id
-      limit 1
-    ) c on true
     where p.account_id = ${accountId}
       and p.purchase_date >= ${w.start}::timestamptz and p.purchase_date < ${w.end}::timestamptz
     order by p.purchase_date desc, p.id desc

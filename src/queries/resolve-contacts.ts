@@ -84,7 +84,7 @@ async function matchOrCreate(
         from matched m
         where c.account_id = ${accountId} and c.id = m.id
           and ((c.phone is null and m.phone is not null) or (c.name is null and m.name is not null))
-        returning c.id
+        returning c.id, c.name
       ), created as (
         insert into contacts (account_id, id, email, phone, name)
         select ${accountId}, i.new_id, i.email, i.phone, i.name
@@ -95,9 +95,33 @@ async function matchOrCreate(
       )
       select kind, key, id from matched
       union all
-      select case when email is not null then 'email' else 'phone' end, coalesce(email, phone), id from created`,
+      select case when email is not null then 'email' else 'phone' end, coalesce(email, phone), id from created
+      union all
+      select ${NAMED}, '', id from filled where name is not null`,
   );
-  return new Map(found.map((r) => [`${r.kind}:${r.key}`, r.id]));
+  const named = found.filter((r) => r.kind === NAMED).map((r) => r.id);
+  if (named.length > 0) await nameUnnamedPurchases(db, accountId, named);
+  return new Map(found.filter((r) => r.kind !== NAMED).map((r) => [`${r.kind}:${r.key}`, r.id]));
+}
+
+/** The rows of contacts that now have a name (they may have had one already). */
+const NAMED = "named";
+
+/**
+ * A contact's name, once it has one, is the name of its purchases that came without one, as
+ * /contacts/purchases lists them (migration 0041). Rare: a contact gets a name once.
+ */
+async function nameUnnamedPurchases(
+  db: Sql,
+  accountId: string,
+  contactIds: readonly string[],
+): Promise<void> {
+  await db.execute(sql`
+    update purchases p set contact_name = c.name
+    from contacts c
+    where p.account_id = ${accountId} and c.account_id = p.account_id and c.id = p.contact_id
+      and p.contact_id = any(${`{${contactIds.join(",")}}`}::uuid[])
+      and p.contact_name is null and c.name is not null`);
 }
 
 /** The contact of one identity, created when new. */

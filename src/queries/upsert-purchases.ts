@@ -44,13 +44,16 @@ export async function upsertPurchases(
       insert into purchases (account_id, id, contact_id, purchase_date, product_key, product_name, contact_email,
                              contact_name, amount, currency, commissionable, commission_rate, commission_amount,
                              invoice_id)
-      select ${accountId}, p.id, p.contact_id, p.purchase_date, p.product_key, p.product_name, p.contact_email,
-             p.contact_name, p.amount, p.currency, p.commissionable, p.commission_rate, p.commission_amount,
-             p.invoice_id
+      -- The contact fields as /contacts/purchases lists them (migration 0041): the contact's email,
+      -- else the purchase's; the purchase's name, else the contact's.
+      select ${accountId}, p.id, p.contact_id, p.purchase_date, p.product_key, p.product_name,
+             coalesce(c.email, p.contact_email), coalesce(p.contact_name, c.name), p.amount, p.currency,
+             p.commissionable, p.commission_rate, p.commission_amount, p.invoice_id
       from jsonb_to_recordset(${batch}::jsonb)
         as p(id text, contact_id uuid, purchase_date timestamptz, product_key text, product_name text,
              contact_email text, contact_name text, amount numeric, currency text, commissionable boolean,
              commission_rate numeric, commission_amount numeric, invoice_id text)
+      left join contacts c on c.account_id = ${accountId} and c.id = p.contact_id
       -- One global order: two writers never wait on each other in a cycle.
       order by p.id
       on conflict (account_id, id) do update set

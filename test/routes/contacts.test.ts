@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { seedAccount, useTestApp } from "../helpers/harness.ts";
+import { importKinds } from "../../src/import/kinds.ts";
+import { purchaseRecordSchema } from "../../src/ingest/import-records.ts";
+import { seedAccount, testSecrets, useTestApp } from "../helpers/harness.ts";
 import { at, type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
 
 // 12:00 UTC on 31 March 2026; in Paris (summer time since 29 March) it is 14:00 the same day.
@@ -807,6 +809,77 @@ describe("GET /contacts/purchases", () => {
         ["2026-03-02T00:00:00.000Z", 99],
       ],
     );
+  });
+
+  test("a purchase without a name lists its contact's, also one given later; its own name wins; re-sent unchanged", async () => {
+    const { account, key } = await accountWith({
+      events: [
+        {
+          id: "bo-l1",
+          event_type: "lead",
+          event_datetime: at("2026-03-03"),
+          contact_email: "bo@x.test",
+          contact_name: "Bo From The Lead",
+        },
+      ],
+      purchases: [
+        { id: "p-ann", purchase_date: "2026-03-10T10:00:00Z", contact_email: " Ann@X.test", amount: 5 },
+        {
+          id: "p-bo",
+          purchase_date: "2026-03-11T10:00:00Z",
+          contact_email: "bo@x.test",
+          contact_name: "Bo On The Invoice",
+          amount: 6,
+        },
+        { id: "p-bo2", purchase_date: "2026-03-12T10:00:00Z", contact_email: "bo@x.test", amount: 7 },
+      ],
+    });
+    const listed = async () =>
+      Object.fromEntries(
+        ((await env.get(key, "/contacts/purchases")).body.data as Row[]).map((p) => [
+          p.id,
+          [p.contact_email, p.contact_name],
+        ]),
+      );
+    assert.deepEqual(await listed(), {
+      "p-ann": ["ann@x.test", null],
+      "p-bo": ["bo@x.test", "Bo On The Invoice"],
+      "p-bo2": ["bo@x.test", "Bo From The Lead"],
+    });
+    // A later lead gives Ann's contact a name: her purchase without one lists it from then on.
+    await loadFixture(env.db, account.accountId, {
+      events: [
+        {
+          id: "ann-l1",
+          event_type: "lead",
+          event_datetime: at("2026-03-13"),
+          contact_email: "ann@x.test",
+          contact_name: "Ann Later",
+        },
+      ],
+    });
+    assert.deepEqual((await listed())["p-ann"], ["ann@x.test", "Ann Later"]);
+    // The same purchase sent again is unchanged (it still has no name of its own) ...
+    const resend = (record: Record<string, unknown>) =>
+      env.db.tenant(account.accountId, (tx) =>
+        importKinds.purchases.write(tx, account.accountId, [purchaseRecordSchema.parse(record)], {
+          secrets: testSecrets,
+        }),
+      );
+    const ann = {
+      id: "p-ann",
+      purchase_date: "2026-03-10T10:00:00Z",
+      contact_email: "ann@x.test",
+      amount: 5,
+    };
+    assert.deepEqual(await resend(ann), { imported: 0, updated: 0, skipped: 1 });
+    // ... and moved to another contact, it lists that contact's.
+    assert.deepEqual(await resend({ ...ann, contact_email: "bo@x.test" }), {
+      imported: 0,
+      updated: 1,
+      skipped: 0,
+    });
+    assert.deepEqual((await listed())["p-ann"], ["bo@x.test", "Bo From The Lead"]);
   });
 
   test("from/to are inclusive days; malformed windows → 400; other accounts never appear", async () => {
