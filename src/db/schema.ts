@@ -784,8 +784,9 @@ export const customers = pgTable(
 /**
  * /contacts/customers' read model: one row per customer with what the list shows of it — the
  * customer's terms, its contact's first CRM event and latest lead, its purchases' totals and
- * products (docs/metrics.md "Contacts"). Kept by statement triggers on customers, purchases and events
- * that recompute the customers a statement touched (migration 0027); the list reads it in its order.
+ * products, its contact's email, name and phone (docs/metrics.md "Contacts"). Kept by statement triggers
+ * on customers, purchases and events that recompute the customers a statement touched (migration 0027),
+ * and by contact resolution when a contact gets a name or phone (0042); the list reads it in its order.
  */
 export const customerTotals = pgTable(
   "customer_totals",
@@ -804,6 +805,10 @@ export const customerTotals = pgTable(
     totalPurchases: integer("total_purchases").notNull().default(0),
     totalCommission: numeric("total_commission", { mode: "number" }).notNull().default(0),
     products: text("products").array().notNull().default(sql`'{}'::text[]`),
+    // The contact's, as the list shows them (migration 0042).
+    contactEmail: text("contact_email"),
+    contactName: text("contact_name"),
+    contactPhone: text("contact_phone"),
   },
   (t) => [
     foreignKey({

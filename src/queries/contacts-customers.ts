@@ -35,18 +35,18 @@ export interface CustomersPage {
  * The account's customers (contacts who bought), newest first (then id: a total order, so pages
  * partition the list), with their purchases' totals and the contact's first CRM event and latest
  * lead (docs/metrics.md "Contacts"). Read from customer_totals, the read model triggers keep on
- * customers, purchases and events (migration 0027): an index range in the list's order, and each
- * row's contact by its key.
+ * customers, purchases and events (migration 0027), with the contact's fields (0042): an index range
+ * in the list's order, no contact read per row.
  */
 function customersQuery(accountId: string, page: CustomersPage): SQL {
   return sql`
     select
       t.account_id,
       t.customer_id::text as id,
-      c.email as contact_email,
-      coalesce(c.name, nullif(btrim(concat_ws(' ', c.first_name, c.last_name)), '')) as contact_name,
-      c.phone as contact_phone,
-      c.id::text as contact_id,
+      t.contact_email,
+      t.contact_name,
+      t.contact_phone,
+      t.contact_id::text as contact_id,
       t.first_event_type,
       ${isoMs(sql`t.first_event_at`)} as first_event_date,
       ${isoMs(sql`t.latest_lead_at`)} as latest_lead_date,
@@ -60,13 +60,6 @@ function customersQuery(accountId: string, page: CustomersPage): SQL {
       to_json(t.products) as products,
       ${isoMs(sql`t.created_at`)} as created_at
     from customer_totals t
-    -- Each customer's contact by its key: reads only the page's contacts, where a hash join would
-    -- scan every account's contacts.
-    join lateral (
-      select c.id, c.email, c.name, c.first_name, c.last_name, c.phone from contacts c
-      where c.account_id = ${accountId} and c.id = t.contact_id
-      limit 1
-    ) c on true
     where t.account_id = ${accountId}
     order by t.created_at desc, t.customer_id desc
     limit ${page.limit ?? null}::int offset ${page.offset ?? 0}::int`;

@@ -84,7 +84,7 @@ async function matchOrCreate(
         from matched m
         where c.account_id = ${accountId} and c.id = m.id
           and ((c.phone is null and m.phone is not null) or (c.name is null and m.name is not null))
-        returning c.id, c.name
+        returning c.id
       ), created as (
         insert into contacts (account_id, id, email, phone, name)
         select ${accountId}, i.new_id, i.email, i.phone, i.name
@@ -97,31 +97,31 @@ async function matchOrCreate(
       union all
       select case when email is not null then 'email' else 'phone' end, coalesce(email, phone), id from created
       union all
-      select ${NAMED}, '', id from filled where name is not null`,
+      select ${FILLED}, '', id from filled`,
   );
-  const named = found.filter((r) => r.kind === NAMED).map((r) => r.id);
-  if (named.length > 0) await nameUnnamedPurchases(db, accountId, named);
-  return new Map(found.filter((r) => r.kind !== NAMED).map((r) => [`${r.kind}:${r.key}`, r.id]));
+  const filled = found.filter((r) => r.kind === FILLED).map((r) => r.id);
+  if (filled.length > 0) await passOnContactFields(db, accountId, filled);
+  return new Map(found.filter((r) => r.kind !== FILLED).map((r) => [`${r.kind}:${r.key}`, r.id]));
 }
 
-/** The rows of contacts that now have a name (they may have had one already). */
-const NAMED = "named";
+/** The rows of contacts just given a phone or a name. */
+const FILLED = "filled";
 
 /**
- * A contact's name, once it has one, is the name of its purchases that came without one, as
- * /contacts/purchases lists them (migration 0041). Rare: a contact gets a name once.
+ * What the read models keep of a contact follows it getting a name or a phone (rare: each happens
+ * once): its purchases that came without a name list its name (migration 0041), and its customer
+ * row, if it is one, is recomputed with the contact's fields (0042). An event's write would recompute
+ * the customer anyway, but a touchpoint's (a form collected on a landing page) does not.
  */
-async function nameUnnamedPurchases(
-  db: Sql,
-  accountId: string,
-  contactIds: readonly string[],
-): Promise<void> {
+async function passOnContactFields(db: Sql, accountId: string, contactIds: readonly string[]): Promise<void> {
+  const ids = `{${contactIds.join(",")}}`;
   await db.execute(sql`
     update purchases p set contact_name = c.name
     from contacts c
     where p.account_id = ${accountId} and c.account_id = p.account_id and c.id = p.contact_id
-      and p.contact_id = any(${`{${contactIds.join(",")}}`}::uuid[])
+      and p.contact_id = any(${ids}::uuid[])
       and p.contact_name is null and c.name is not null`);
+  await db.execute(sql`select ascribe_refresh_customer_totals(${accountId}::uuid, ${ids}::uuid[])`);
 }
 
 /** The contact of one identity, created when new. */

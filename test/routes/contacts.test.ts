@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { importKinds } from "../../src/import/kinds.ts";
 import { purchaseRecordSchema } from "../../src/ingest/import-records.ts";
+import { resolveContacts } from "../../src/queries/resolve-contacts.ts";
 import { seedAccount, testSecrets, useTestApp } from "../helpers/harness.ts";
 import { at, type Fixture, loadFixture } from "../helpers/report-fixtures.ts";
 
@@ -565,6 +566,34 @@ describe("values the imports leave to the reads", () => {
 });
 
 describe("GET /contacts/customers", () => {
+  test("a customer lists its contact's email, name and phone, also a name and phone it gets later", async () => {
+    const { account, key: readKey } = await accountWith({
+      purchases: [
+        { id: "p-dee", purchase_date: "2026-03-10T10:00:00Z", contact_email: "Dee@X.test", amount: 5 },
+      ],
+    });
+    const contactOf = async () => {
+      const [row] = (await env.get(readKey, "/contacts/customers")).body.data as Row[];
+      return [row?.contact_email, row?.contact_name, row?.contact_phone];
+    };
+    assert.deepEqual(await contactOf(), ["dee@x.test", null, null]);
+    // A form on a landing page gives the contact a name and a phone (collect resolves the contact and
+    // writes a touchpoint, no event or purchase): the customer row shows them from then on.
+    await env.db.tenant(account.accountId, (tx) =>
+      resolveContacts(tx, account.accountId, {
+        facts: [
+          {
+            key: { kind: "email", key: "dee@x.test" },
+            email: "dee@x.test",
+            phone: "+33655443322",
+            name: "Dee Later",
+          },
+        ],
+      }),
+    );
+    assert.deepEqual(await contactOf(), ["dee@x.test", "Dee Later", "+33655443322"]);
+  });
+
   test("a customer's totals and first events, worked out by hand; newest customer first", async () => {
     const account = await seedAccount(env.db);
     await loadFixture(env.db, account.accountId, {
