@@ -16,7 +16,7 @@ export const identityOf = (f: Pick<ContactFacts, "key">) => `${f.key.kind}:${f.k
 /**
  * The contacts of a batch of identities in three statements, whatever the batch size: existing ones
  * matched (email first, phone as the fallback) and filled where they lack a phone or name, new ones
- * created. Returns identity → contact id.
+ * created; two more when some were filled (passOnContactFields). Returns identity → contact id.
  */
 export async function resolveContacts(
   db: Sql,
@@ -104,7 +104,7 @@ async function matchOrCreate(
   return new Map(found.filter((r) => r.kind !== FILLED).map((r) => [`${r.kind}:${r.key}`, r.id]));
 }
 
-/** The rows of contacts just given a phone or a name. */
+/** The kind of the statement's rows naming the contacts it just gave a phone or a name. */
 const FILLED = "filled";
 
 /**
