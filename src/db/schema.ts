@@ -8,6 +8,7 @@ import {
   foreignKey,
   index,
   integer,
+  json,
   jsonb,
   numeric,
   pgTable,
@@ -730,6 +731,23 @@ export const attributionDayCredits = pgTable(
     credit: jsonb("credit").notNull(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.level, t.model, t.lookbackDays, t.day] })],
+);
+
+/** A window's Markov paths to null (src/reports/attribution-null-paths.ts, migration 0043). */
+export const attributionNullPaths = pgTable(
+  "attribution_null_paths",
+  {
+    accountId: accountRef(),
+    level: text("level").notNull(),
+    lookbackDays: integer("lookback_days").notNull(),
+    windowStart: at("window_start").notNull(),
+    windowEnd: at("window_end").notNull(),
+    catalogVersion: bigint("catalog_version", { mode: "number" }).notNull(),
+    seenSnapshot: pgSnapshot("seen_snapshot").notNull(),
+    computedAt: at("computed_at").notNull(),
+    paths: json("paths").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.level, t.lookbackDays, t.windowStart, t.windowEnd] })],
 );
 
 export const purchases = pgTable(

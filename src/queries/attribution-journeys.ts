@@ -112,6 +112,12 @@ export interface JourneysSeen {
   catalog_version: number;
 }
 
+/** The JourneysSeen of the statement these columns are read in. */
+const seenBy = (
+  accountId: string,
+) => sql`pg_current_snapshot()::text as seen_snapshot, now()::text as computed_at,
+  coalesce((select v.version from ad_catalog_versions v where v.account_id = ${accountId}), 0)::float8 as catalog_version`;
+
 /**
  * Each counted sale of the window (docs/metrics.md, sale counting; its purchase's revenue with later
  * installments, net of refunds and disputes) with the contact's touches at `level` in the
@@ -138,9 +144,7 @@ export async function saleJourneys(
       where e.account_id = ${accountId} and e.counted
         and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
     )
-    select coalesce(json_agg(x order by x.at, x.sale_id), '[]') as sales,
-      pg_current_snapshot()::text as seen_snapshot, now()::text as computed_at,
-      coalesce((select v.version from ad_catalog_versions v where v.account_id = ${accountId}), 0)::float8 as catalog_version
+    select coalesce(json_agg(x order by x.at, x.sale_id), '[]') as sales, ${seenBy(accountId)}
     from (
     select s.id as sale_id, ${epochMs(sql`s.at`)} as at, s.revenue::float8 as revenue, s.net::float8 as net,
       coalesce(j.keys, '[]') as keys, coalesce(j.ats, '[]') as ats
@@ -173,13 +177,13 @@ export async function unconvertedPaths(
   db: Sql,
   accountId: string,
   params: JourneysParams,
-): Promise<UnconvertedPathRow[]> {
+): Promise<{ paths: UnconvertedPathRow[]; seen: JourneysSeen }> {
   const w = params.window;
   // The grouping of paths (one per touched contact) stays in memory.
   await sessionSetting(db, "work_mem", "32MB");
   // Every ad touch has a key (levelFilter): the test, pushed into the scan, would make it twice.
   const keyed = params.level === "channel" ? sql`where t.key is not null` : sql``;
-  const [found] = await rows<{ paths: UnconvertedPathRow[] }>(
+  const [found] = await rows<{ paths: UnconvertedPathRow[] } & JourneysSeen>(
     db,
     sql`
     -- The window's buyers once, not one probe of events per touchpoint.
@@ -207,8 +211,11 @@ export async function unconvertedPaths(
       from (select t.contact_id, t.key from t ${keyed} order by t.contact_id, t.at, t.key) o
       group by o.contact_id
     )
-    select coalesce(json_agg(json_build_object('keys', g.keys::json, 'contacts', g.contacts)), '[]') as paths
+    select coalesce(json_agg(json_build_object('keys', g.keys::json, 'contacts', g.contacts)), '[]') as paths,
+      ${seenBy(accountId)}
     from (select keys, count(*)::int as contacts from paths group by keys) g`,
   );
-  return found?.paths ?? [];
+  if (!found) throw new Error("the paths statement answered no row");
+  const { paths, ...seen } = found;
+  return { paths, seen };
 }

@@ -5,8 +5,14 @@ import {
   roundedCredit,
 } from "../attribution/models/credit.ts";
 import type { Sql } from "../db/client.ts";
-import { type CreditLevel, unconvertedPaths } from "../queries/attribution-journeys.ts";
+import {
+  type CreditLevel,
+  type UnconvertedPathRow,
+  unconvertedPaths,
+} from "../queries/attribution-journeys.ts";
 import { creditIdentities } from "../queries/credit-identities.ts";
+import { freshNullPaths } from "../queries/fresh-null-paths.ts";
+import { saveNullPaths } from "../queries/save-null-paths.ts";
 import { modelDays } from "./attribution-day-credit.ts";
 import type { ReportWindow } from "./window.ts";
 
@@ -100,14 +106,36 @@ export async function attributionModels(
 
 /**
  * The per-sale models credit each day apart; the Markov chain is fitted on the window's converting
- * paths (stored by day) and its paths to null (read at each request) at once.
+ * paths (stored by day) and its paths to null (stored by window) at once.
  */
 async function modelCredit(db: Sql, accountId: string, params: ModelReportParams): Promise<ModelCredit> {
   const stored = await modelDays(db, accountId, params);
   if (!stored.markov) return roundedCredit(params.model, stored.days);
-  const unconverted = await unconvertedPaths(db, accountId, params);
+  const unconverted = await windowNullPaths(db, accountId, params);
   const nulls = unconverted.map((p) => ({ keys: p.keys, conversions: 0, nulls: p.contacts }));
   return roundedCredit("markov", [markovCredit(params.order, stored.days, nulls)]);
+}
+
+/**
+ * The window's Markov paths to null: stored while they hold (freshNullPaths), else read, and
+ * stored. Whatever the order asked, the paths are the same.
+ */
+async function windowNullPaths(
+  db: Sql,
+  accountId: string,
+  params: ModelReportParams,
+): Promise<UnconvertedPathRow[]> {
+  const key = {
+    level: params.level,
+    lookbackDays: params.lookbackDays,
+    start: params.window.start,
+    end: params.window.end,
+  };
+  const stored = await freshNullPaths(db, accountId, key);
+  if (stored) return stored;
+  const read = await unconvertedPaths(db, accountId, params);
+  await saveNullPaths(db, accountId, { ...key, ...read });
+  return read.paths;
 }
 
 /** `platform/id` → [platform, id] (an id may hold a slash). */

@@ -50,6 +50,7 @@ describe("row-level security", () => {
         "ads",
         "api_keys",
         "attribution_day_credits",
+        "attribution_null_paths",
         "audit_log",
         "beacon_receipts",
         "call_participants",

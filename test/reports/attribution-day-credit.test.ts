@@ -121,7 +121,7 @@ describe("the models' credit stored by day", () => {
     assert.notEqual(after[0]?.seen_snapshot, before[0]?.seen_snapshot);
   });
 
-  test("Markov reads the days' converting paths stored, whatever its order; its paths to null at each request", async () => {
+  test("Markov reads the days' converting paths stored, whatever its order; a new path to null is read", async () => {
     const account = await worksOn();
     // Ann's one path A → B: removing either loses her conversion, half each.
     const halves = [
@@ -152,6 +152,64 @@ describe("the models' credit stored by day", () => {
       ["meta/B", 1, 1500, 1300],
       ["meta/A", 0, 0, 0],
     ]);
+  });
+
+  test("Markov's paths to null are stored by window, read back while they hold, and staled by a change before the window's end", async () => {
+    const account = await worksOn();
+    const halves = [
+      ["meta/A", 0.5, 750, 650],
+      ["meta/B", 0.5, 750, 650],
+    ];
+    assert.deepEqual(await account.credit("model=markov"), halves);
+    // The worked example has no path to null: one is planted, three contacts who saw B alone.
+    // Start → A (Ann) or B (the three); A → B; B converts once in four: P = 1/4. Without A, 3/16
+    // (effect 1/4); without B, 0 (effect 1): shares 0.2 and 0.8.
+    const plantedShares = [
+      ["meta/B", 0.8, 1200, 1040],
+      ["meta/A", 0.2, 300, 260],
+    ];
+    const plant = () =>
+      env.db.admin(account.accountId, (tx) =>
+        rows<{ window_start: string }>(
+          tx,
+          sql`update attribution_null_paths set paths = '{"keys": ["meta/B"], "paths": [[3, 0]]}'
+              where account_id = ${account.accountId} and level = 'ad' and lookback_days = 30
+              returning window_start::text`,
+        ),
+      );
+    assert.deepEqual(await plant(), [{ window_start: "2026-03-01 00:00:00+00" }]);
+    assert.deepEqual(await account.credit("model=markov"), plantedShares);
+    // Whatever the order, the paths are the same: order 2 reads the planted ones rather than
+    // reading and storing the window's own (none).
+    await account.credit("model=markov&order=2");
+    assert.deepEqual(
+      await env.db.admin(account.accountId, (tx) =>
+        rows(tx, sql`select paths from attribution_null_paths where account_id = ${account.accountId}`),
+      ),
+      [{ paths: { keys: ["meta/B"], paths: [[3, 0]] } }],
+    );
+    // Dan clicks A after the window's end: nothing the window's paths were read from.
+    await loadFixture(env.db, account.accountId, {
+      touchpoints: [click("d0", "dan@x.test", "A", "2026-04-02")],
+    });
+    assert.deepEqual(await account.credit("model=markov"), plantedShares);
+    // Eve clicks A, then B, in March and buys nothing: the paths are read again. Start → A (2);
+    // A → B (2); B converts once in two: P = 1/2, and removing either loses it all: halves.
+    await loadFixture(env.db, account.accountId, {
+      touchpoints: [
+        click("e1", "eve@x.test", "A", "2026-03-20"),
+        click("e2", "eve@x.test", "B", "2026-03-21"),
+      ],
+    });
+    assert.deepEqual(await account.credit("model=markov"), halves);
+    assert.deepEqual(
+      await env.db.admin(account.accountId, (tx) =>
+        rows(tx, sql`select paths from attribution_null_paths where account_id = ${account.accountId}`),
+      ),
+      [{ paths: { keys: ["meta/A", "meta/B"], paths: [[1, 0, 1]] } }],
+    );
+    // Read back as stored: the same path (read as B → A, it would give A a third and B two).
+    assert.deepEqual(await account.credit("model=markov"), halves);
   });
 
   test("an import computes again the stored days it staled, before any request", async () => {
