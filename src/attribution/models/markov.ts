@@ -42,8 +42,12 @@ interface Chain {
   keys: Set<string>[];
 }
 
-function collapse(keys: readonly string[]): string[] {
-  return keys.filter((key, i) => i === 0 || keys[i - 1] !== key);
+function collapse(keys: readonly string[]): readonly string[] {
+  // Most paths repeat no key at once: they are used as they are, not copied.
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1] === keys[i]) return keys.filter((key, j) => j === 0 || keys[j - 1] !== key);
+  }
+  return keys;
 }
 
 function buildChain(paths: readonly MarkovPath[], order: number): Chain {
