@@ -733,7 +733,7 @@ export const attributionDayCredits = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.level, t.model, t.lookbackDays, t.day] })],
 );
 
-/** A window's Markov paths to null (src/reports/attribution-null-paths.ts, migration 0043). */
+/** A window's Markov paths to null (src/reports/attribution-models.ts, migration 0043). */
 export const attributionNullPaths = pgTable(
   "attribution_null_paths",
   {
