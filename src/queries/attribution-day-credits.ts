@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 
 /** Which stored credit: a model (with its settings), a level and a look-back, in a timezone's days. */
@@ -13,6 +13,21 @@ export interface DayCreditKey {
 export interface StoredDayCredit<T> {
   day: string;
   credit: T;
+}
+
+/**
+ * Whether a stored model result `d` (its level, catalog version and snapshot) still holds: at the
+ * campaign level, the ad catalog it was read in is the present one, and no change its snapshot did
+ * not see (a transaction still running then, or begun after) is before `bound`.
+ */
+export function stillHolds(accountId: string, bound: SQL): SQL {
+  return sql`(d.level <> 'campaign' or d.catalog_version =
+      coalesce((select v.version from ad_catalog_versions v where v.account_id = ${accountId}), 0))
+    and not exists (
+      select 1 from journey_changes c
+      where c.account_id = ${accountId} and c.xid >= pg_snapshot_xmin(d.seen_snapshot)
+        and not pg_visible_in_snapshot(c.xid, d.seen_snapshot)
+        and c.from_at < ${bound})`;
 }
 
 /**
@@ -36,13 +51,7 @@ export async function freshDayCredits<T>(
       where d.account_id = ${accountId} and d.level = ${params.level} and d.model = ${params.model}
         and d.lookback_days = ${params.lookbackDays} and d.day between ${params.from}::date and ${params.to}::date
         and d.timezone = ${params.timezone} and d.computed_at > now() - interval '1 hour'
-        and (d.level <> 'campaign' or d.catalog_version =
-          coalesce((select v.version from ad_catalog_versions v where v.account_id = ${accountId}), 0))
-        and not exists (
-          select 1 from journey_changes c
-          where c.account_id = ${accountId} and c.xid >= pg_snapshot_xmin(d.seen_snapshot)
-            and not pg_visible_in_snapshot(c.xid, d.seen_snapshot)
-            and c.from_at < ((d.day + 1)::timestamp at time zone d.timezone) + interval '3 hours')
+        and ${stillHolds(accountId, sql`((d.day + 1)::timestamp at time zone d.timezone) + interval '3 hours'`)}
     )
     update attribution_day_credits d
     set seen_snapshot = pg_current_snapshot(), computed_at = now()

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
+import { stillHolds } from "./attribution-day-credits.ts";
 import type { CreditLevel, UnconvertedPathRow } from "./attribution-journeys.ts";
 
 /** Which stored paths to null: a level, a look-back and the window's instants. */
@@ -62,14 +63,7 @@ export async function freshNullPaths(
     set seen_snapshot = pg_current_snapshot(), computed_at = now()
     where d.account_id = ${accountId} and d.level = ${key.level} and d.lookback_days = ${key.lookbackDays}
       and d.window_start = ${key.start}::timestamptz and d.window_end = ${key.end}::timestamptz
-      and d.computed_at > now() - interval '1 hour'
-      and (d.level <> 'campaign' or d.catalog_version =
-        coalesce((select v.version from ad_catalog_versions v where v.account_id = ${accountId}), 0))
-      and not exists (
-        select 1 from journey_changes c
-        where c.account_id = ${accountId} and c.xid >= pg_snapshot_xmin(d.seen_snapshot)
-          and not pg_visible_in_snapshot(c.xid, d.seen_snapshot)
-          and c.from_at < d.window_end)
+      and d.computed_at > now() - interval '1 hour' and ${stillHolds(accountId, sql`d.window_end`)}
     returning d.paths`,
   );
   return found ? unstoredPaths(found.paths) : null;
