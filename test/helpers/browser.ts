@@ -142,7 +142,10 @@ export async function storedTouches(db: Database, accountId: string): Promise<St
  * page does not wait for the answer), then a little longer, so that one too many shows.
  */
 export async function touches(db: Database, accountId: string, expected: number): Promise<StoredTouch[]> {
-  for (let i = 0; i < 50; i++) {
+  // A deadline, not a count of tries: with every test file of a CI leg sharing two cores, a
+  // page's beacon has been seen to take over 5 s to land (the count of 50 tries gave up at ~5.5 s).
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
     const found = await storedTouches(db, accountId);
     if (found.length >= expected) {
       await new Promise((r) => setTimeout(r, 300));
