@@ -81,9 +81,22 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** How a raw statement is sent. */
+export interface StatementOptions {
+  /**
+   * PostgreSQL keeps the statement prepared on each pooled connection: parsed once, and planned once
+   * after five runs where a generic plan costs no more than the custom ones. Only for a text that
+   * is the same on every call — lists travel as one array or jsonb value, never as one placeholder
+   * per item — run many times a second: the ingest paths' set-based writes, where parsing and
+   * planning were a quarter of PostgreSQL's time per batch of beacons. Not behind a
+   * transaction-mode pooler (`poolMode`), which hands each transaction any server connection.
+   */
+  prepare?: boolean;
+}
+
 /** Rows of a raw SQL statement, whichever driver runs it (both answer `{ rows }`). */
-export async function rows<T>(db: Sql, query: SQL): Promise<T[]> {
-  const direct = await directRows<T>(db, query);
+export async function rows<T>(db: Sql, query: SQL, options: StatementOptions = {}): Promise<T[]> {
+  const direct = await directRows<T>(db, query, options.prepare);
   if (direct) return direct;
   const result = (await db.execute(query)) as unknown as { rows: T[] };
   return result.rows;
@@ -321,19 +334,19 @@ export async function openPostgres(
    * then fail or wait forever. Here a client that cannot even roll back is destroyed.
    */
   const handles = new WeakMap<pg.PoolClient, Sql>();
+  const poolMode = limits.poolMode ?? "session";
   const handleOf = (client: pg.PoolClient): Sql => {
     let handle = handles.get(client);
     if (!handle) {
       handle = drizzlePg(client, { schema }) as unknown as Sql;
       handles.set(client, handle);
-      allowDirect(handle, client);
+      allowDirect(handle, client, poolMode === "session");
     }
     return handle;
   };
   // The context a read left set for its connection's session: the next read with the same one
   // (the same account, most often) sends nothing before its own queries.
   const sessionContext = new WeakMap<pg.PoolClient, string>();
-  const poolMode = limits.poolMode ?? "session";
   const run: Transaction = async (requested, fn) => {
     const settings = poolMode === "transaction" ? { ...requested, transaction: true } : requested;
     const client = await pool.connect();

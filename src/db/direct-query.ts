@@ -33,22 +33,50 @@ export const textDateParsers = {
     TEXT_OIDS.has(oid) ? asText : pg.types.getTypeParser(oid, format),
 } as pg.CustomTypesConfig;
 
-const clients = new WeakMap<object, pg.PoolClient>();
-
-/** Statements of `handle` (a drizzle instance over `client`) may go to `client` directly. */
-export function allowDirect(handle: object, client: pg.PoolClient): void {
-  clients.set(handle, client);
+interface Direct {
+  client: pg.PoolClient;
+  /** Named statements stay prepared on the connection (not behind a transaction-mode pooler). */
+  prepares: boolean;
 }
 
-/** The rows of `query` run on `handle`'s client; null when the handle has none (PGlite). */
-export async function directRows<T>(handle: object, query: SQL): Promise<T[] | null> {
-  const client = clients.get(handle);
-  if (!client) return null;
+const clients = new WeakMap<object, Direct>();
+
+/**
+ * The name of each prepared text, the same on every connection (pg prepares a name once per
+ * connection, and refuses one name for two texts). Only texts that do not vary with the data are
+ * prepared (`prepare`), so this holds a few dozen entries for the process's life.
+ */
+const statementNames = new Map<string, string>();
+
+/**
+ * Statements of `handle` (a drizzle instance over `client`) may go to `client` directly; with
+ * `prepares`, those asked to be prepared are.
+ */
+export function allowDirect(handle: object, client: pg.PoolClient, prepares: boolean): void {
+  clients.set(handle, { client, prepares });
+}
+
+/**
+ * The rows of `query` run on `handle`'s client; null when the handle has none (PGlite). `prepare`:
+ * see `StatementOptions` in client.ts.
+ */
+export async function directRows<T>(handle: object, query: SQL, prepare = false): Promise<T[] | null> {
+  const direct = clients.get(handle);
+  if (!direct) return null;
   const { sql: text, params } = dialect.sqlToQuery(query);
   try {
+    if (prepare && direct.prepares) {
+      let name = statementNames.get(text);
+      if (name === undefined) {
+        name = `ascribe_${statementNames.size + 1}`;
+        statementNames.set(text, name);
+      }
+      const result = await direct.client.query<T & pg.QueryResultRow>({ name, text, values: params });
+      return result.rows;
+    }
     // Text and values as arguments: a config object is copied property by property (pg's
     // cloneQueryConfig) on every statement. The parsers are the pool's own (textDateParsers).
-    const result = await client.query<T & pg.QueryResultRow>(text, params);
+    const result = await direct.client.query<T & pg.QueryResultRow>(text, params);
     return result.rows;
   } catch (err) {
     throw new DrizzleQueryError(text, params, err as Error);

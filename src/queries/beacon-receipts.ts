@@ -28,6 +28,7 @@ export async function claimBeaconIds(
       order by r.beacon_id
       on conflict (account_id, beacon_id) do nothing
       returning beacon_id`,
+    { prepare: true },
   );
   return new Set(claimed.map((r) => r.beacon_id));
 }

@@ -109,7 +109,9 @@ export async function insertWebTouchpoints(
       resolved_ad_id: t.resolvedAdId,
     })),
   );
-  await db.execute(sql`
+  await rows(
+    db,
+    sql`
     insert into touchpoints (account_id, id, external_id, contact_id, visitor_id, session_id, kind, event_type,
                              occurred_at, url, referrer, utm, ad_ids, click_ids, channel, is_paid,
                              resolution, resolved_platform, resolved_ad_id)
@@ -126,7 +128,9 @@ export async function insertWebTouchpoints(
            click_ids jsonb, channel text, is_paid boolean, resolution text, resolved_platform text,
            resolved_ad_id text)
     order by r.ord
-    on conflict (account_id, external_id) where external_id is not null do nothing`);
+    on conflict (account_id, external_id) where external_id is not null do nothing`,
+    { prepare: true },
+  );
 }
 
 /**
@@ -148,11 +152,15 @@ export async function adoptVisitors(
   const batch = JSON.stringify(
     params.adoptions.map((a) => ({ visitor_id: a.visitorId, contact_id: a.contactId })),
   );
-  await db.execute(sql`
+  await rows(
+    db,
+    sql`
     update touchpoints t set contact_id = m.contact_id
     from jsonb_to_recordset(${batch}::jsonb) as m(visitor_id text, contact_id uuid)
     where t.account_id = ${accountId} and t.visitor_id = m.visitor_id and t.contact_id is null
-      and t.visitor_id = any(${visitorArray(params.adoptions.map((a) => a.visitorId))})`);
+      and t.visitor_id = any(${visitorArray(params.adoptions.map((a) => a.visitorId))})`,
+    { prepare: true },
+  );
 }
 
 /** `addFormTitle` for several contacts at once: each one's new titles appended in the order given. */
@@ -163,12 +171,16 @@ export async function addFormTitles(
 ): Promise<void> {
   if (params.titles.length === 0) return;
   const batch = JSON.stringify(params.titles.map((t) => ({ contact_id: t.contactId, titles: t.titles })));
-  await db.execute(sql`
+  await rows(
+    db,
+    sql`
     update contacts c
     set form_titles = c.form_titles || array(
           select u.title from unnest(n.titles) with ordinality as u(title, ord)
           where not (u.title = any(c.form_titles)) order by u.ord),
         updated_at = now()
     from jsonb_to_recordset(${batch}::jsonb) as n(contact_id uuid, titles text[])
-    where c.account_id = ${accountId} and c.id = n.contact_id and not (n.titles <@ c.form_titles)`);
+    where c.account_id = ${accountId} and c.id = n.contact_id and not (n.titles <@ c.form_titles)`,
+    { prepare: true },
+  );
 }

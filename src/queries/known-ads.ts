@@ -23,6 +23,7 @@ export async function adCatalogVersion(db: Sql, accountId: string): Promise<stri
   const found = await rows<{ version: string }>(
     db,
     sql`select version::text as version from ad_catalog_versions where account_id = ${accountId}`,
+    { prepare: true },
   );
   return found[0]?.version ?? "0";
 }

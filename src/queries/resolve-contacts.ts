@@ -98,6 +98,7 @@ async function matchOrCreate(
       select case when email is not null then 'email' else 'phone' end, coalesce(email, phone), id from created
       union all
       select ${FILLED}, '', id from filled`,
+    { prepare: true },
   );
   const filled = found.filter((r) => r.kind === FILLED).map((r) => r.id);
   if (filled.length > 0) await passOnContactFields(db, accountId, filled);

@@ -33,6 +33,7 @@ export async function visitorContacts(
                          and t.contact_id is null
                        limit 1), false) as anonymous
       from jsonb_array_elements_text(${JSON.stringify(params.visitorIds)}::jsonb) as v(visitor_id)`,
+    { prepare: true },
   );
   const contacts = new Map<string, string>();
   const anonymous = new Set<string>();

@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { sql } from "drizzle-orm";
+import { createAdIndexCache } from "../../src/attribution/ad-index-cache.ts";
+import { type Database, openPostgres, rows, type Sql } from "../../src/db/client.ts";
+import { beaconSchema } from "../../src/ingest/beacon.ts";
+import { type Received, writeBeaconBatch } from "../../src/ingest/beacon-batch.ts";
+import { backend, openTestDatabase, seedAccount } from "../helpers/harness.ts";
+
+/*
+ * The beacon writer's statements are prepared on their connection (StatementOptions.prepare): parsed
+ * once per connection, not once per batch. Their texts must not vary with the batch — a text per
+ * batch size would prepare a new statement for every batch, for the connection's whole life.
+ */
+
+let db: Awaited<ReturnType<typeof openTestDatabase>>;
+before(async () => {
+  db = await openTestDatabase();
+});
+after(async () => {
+  await db.close();
+});
+
+let sequence = 0;
+function received(visitor: string, extra: Record<string, unknown> = {}): Received {
+  sequence += 1;
+  const beacon = beaconSchema.parse({
+    type: "page_view",
+    id: `prepared-${String(sequence).padStart(4, "0")}-0123456789`,
+    visitor_id: `visitor-${visitor}`,
+    url: "https://example.com/",
+    params: { utm_content: "Video 3", utm_ad_id: "120210000000003" },
+    ...extra,
+  });
+  return { beacon, receivedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, sequence)) };
+}
+
+const form = (visitor: string, email: string, title: string) =>
+  received(visitor, { type: "form_submit", contact: { email, name: "Ann" }, form: { title } });
+
+/** The statements prepared on the transaction's connection, by their text. */
+const prepared = (tx: Sql) =>
+  rows<{ statement: string }>(
+    tx,
+    sql`select statement from pg_prepared_statements where name like 'ascribe\\_%' order by statement`,
+  );
+
+/**
+ * Anonymous page views, then a batch of one form (a contact matched and created, a visitor adopted,
+ * a title added), then one of several forms and views: every statement of the writer runs in the
+ * first two batches and again, with more items, in the third.
+ */
+async function writeThreeBatches(database: Database, accountId: string) {
+  const adIndexes = createAdIndexCache();
+  return database.tenant(accountId, async (tx) => {
+    await writeBeaconBatch(tx, accountId, [received("v1"), received("v2"), received("v3")], adIndexes);
+    await writeBeaconBatch(tx, accountId, [form("v1", "one@example.com", "Quote")], adIndexes);
+    const afterOne = await prepared(tx);
+    await writeBeaconBatch(
+      tx,
+      accountId,
+      [
+        form("v2", "two@example.com", "Quote"),
+        received("v2"),
+        form("v3", "three@example.com", "Demo"),
+        form("v4", "one@example.com", "Demo"),
+        received("v5"),
+      ],
+      adIndexes,
+    );
+    return { afterOne, afterMany: await prepared(tx) };
+  });
+}
+
+describe("the beacon writer's prepared statements", {
+  skip: backend !== "postgres" && "a PostgreSQL feature",
+}, () => {
+  test("each statement is prepared once on its connection, whatever the batch's size", async () => {
+    const { accountId } = await seedAccount(db);
+    const { afterOne, afterMany } = await writeThreeBatches(db, accountId);
+    // claim ids, ad catalog version, match or create contacts, visitors' contacts, adopt visitors,
+    // form titles, insert touchpoints
+    assert.equal(afterOne.length, 7, afterOne.map((r) => r.statement).join("\n---\n"));
+    assert.deepEqual(afterMany, afterOne);
+    const touches = await db.admin(accountId, (tx) =>
+      rows<{ n: number; with_contact: number }>(
+        tx,
+        sql`select count(*)::int as n, count(contact_id)::int as with_contact from touchpoints where account_id = ${accountId}`,
+      ),
+    );
+    assert.deepEqual(touches, [{ n: 9, with_contact: 8 }]);
+  });
+
+  test("behind a transaction-mode pooler nothing is prepared (the next transaction may get another connection)", async () => {
+    const { accountId } = await seedAccount(db);
+    const pooled = await openPostgres(db.url ?? "", 5_000, { poolMode: "transaction" });
+    try {
+      const { afterOne, afterMany } = await writeThreeBatches(pooled, accountId);
+      assert.deepEqual(afterOne, []);
+      assert.deepEqual(afterMany, []);
+    } finally {
+      await pooled.close();
+    }
+  });
+});
