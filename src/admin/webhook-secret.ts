@@ -37,6 +37,7 @@ export async function webhookSecret(tx: Sql, secrets: SecretBox, accountId: stri
   const found = await rows<{ sealed: string | null }>(
     tx,
     sql`select webhook_secret_sealed as sealed from account_settings where account_id = ${accountId}`,
+    { prepare: true },
   );
   const sealed = found[0]?.sealed;
   return sealed ? secrets.open(sealed, webhookSecretContext(accountId)) : null;

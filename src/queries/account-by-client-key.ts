@@ -9,6 +9,7 @@ export async function accountByClientKey(
   const found = await rows<{ id: string; plan: string }>(
     db,
     sql`select id, plan from accounts where client_key = ${clientKey}`,
+    { prepare: true },
   );
   return found[0] ?? null;
 }

@@ -11,6 +11,7 @@ export function knownAds(db: Sql, accountId: string): Promise<KnownAd[]> {
       from ads
       where account_id = ${accountId} and not is_excluded
       order by platform, ad_id`,
+    { prepare: true },
   );
 }
 

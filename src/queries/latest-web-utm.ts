@@ -44,6 +44,7 @@ export async function latestWebUtm(
         order by occurred_at desc, id desc limit 1
       ) ad on true
       order by l.idx`,
+    { prepare: true },
   );
   return found.map((row) => {
     if (!row.channel_utm && !row.ad_utm) return null;

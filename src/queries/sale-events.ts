@@ -38,5 +38,5 @@ export async function saleEvents(
   accountId: string,
   params: { contactIds?: readonly string[] } = {},
 ): Promise<SaleEventRow[]> {
-  return rows<SaleEventRow>(db, saleEventsQuery(accountId, params));
+  return rows<SaleEventRow>(db, saleEventsQuery(accountId, params), { prepare: true });
 }

@@ -7,6 +7,7 @@ export async function saleRule(db: Sql, accountId: string): Promise<SaleRule> {
   const found = await rows<{ sale_rule: unknown }>(
     db,
     sql`select sale_rule from account_settings where account_id = ${accountId}`,
+    { prepare: true },
   );
   const stored = found[0]?.sale_rule;
   if (stored === null || stored === undefined) return DEFAULT_SALE_RULE;

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { Sql } from "../db/client.ts";
+import { rows, type Sql } from "../db/client.ts";
 import type { SaleCount } from "../ingest/sale-counting.ts";
 
 /** One event's verdict; the group totals are set on a purchase's opening event only. */
@@ -16,7 +16,9 @@ export async function updateSaleCounts(
   params: { counts: readonly SaleVerdict[] },
 ): Promise<void> {
   if (params.counts.length === 0) return;
-  await db.execute(sql`
+  await rows(
+    db,
+    sql`
     update events e
     set counted = c.counted, drop_reason = c.drop_reason, group_key = c.group_key,
         contact_seq = c.contact_seq, group_revenue = c.group_revenue,
@@ -28,5 +30,7 @@ export async function updateSaleCounts(
       and (e.counted, e.drop_reason, e.group_key, e.contact_seq,
            e.group_revenue, e.group_refunds, e.group_disputes)
           is distinct from (c.counted, c.drop_reason, c.group_key, c.contact_seq,
-           c.group_revenue, c.group_refunds, c.group_disputes)`);
+           c.group_revenue, c.group_refunds, c.group_disputes)`,
+    { prepare: true },
+  );
 }

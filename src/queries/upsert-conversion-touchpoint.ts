@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
-import type { Sql } from "../db/client.ts";
+import { rows, type Sql } from "../db/client.ts";
 
 export interface ConversionTouch {
   eventId: string;
@@ -46,7 +46,9 @@ export async function upsertConversionTouchpoints(
       resolved_ad_id: t.resolvedAdId,
     })),
   );
-  await db.execute(sql`
+  await rows(
+    db,
+    sql`
     insert into touchpoints (account_id, id, external_id, contact_id, kind, event_type, occurred_at, utm, ad_ids,
                              is_paid, value, currency, product, is_imported, event_id, resolution,
                              resolved_platform, resolved_ad_id)
@@ -68,5 +70,7 @@ export async function upsertConversionTouchpoints(
            touchpoints.resolution, touchpoints.resolved_platform, touchpoints.resolved_ad_id)
       is distinct from (excluded.contact_id, excluded.event_type, excluded.occurred_at, excluded.utm,
            excluded.ad_ids, excluded.is_paid, excluded.value, excluded.currency, excluded.product,
-           excluded.resolution, excluded.resolved_platform, excluded.resolved_ad_id)`);
+           excluded.resolution, excluded.resolved_platform, excluded.resolved_ad_id)`,
+    { prepare: true },
+  );
 }

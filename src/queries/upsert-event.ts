@@ -76,6 +76,7 @@ export async function storedEvents(
       select id, payload_hash, contact_id, event_type from events
       where account_id = ${accountId}
         and id in (select jsonb_array_elements_text(${JSON.stringify(params.ids)}::jsonb))`,
+    { prepare: true },
   );
   return new Map(found.map(({ id, ...stored }) => [id, stored]));
 }
@@ -160,6 +161,7 @@ export async function upsertEvents(
       on conflict (account_id, id) do update set ${sql.raw(replaced)}, updated_at = now()
       where events.payload_hash is distinct from excluded.payload_hash
       returning id, (xmax = 0) as inserted`,
+    { prepare: true },
   );
   for (const w of written) outcomes.set(w.id, w.inserted ? "inserted" : "updated");
   return outcomes;

@@ -5,6 +5,8 @@ import { createAdIndexCache } from "../../src/attribution/ad-index-cache.ts";
 import { type Database, openPostgres, rows, type Sql } from "../../src/db/client.ts";
 import { beaconSchema } from "../../src/ingest/beacon.ts";
 import { type Received, writeBeaconBatch } from "../../src/ingest/beacon-batch.ts";
+import { type CrmEvent, crmEventSchema } from "../../src/ingest/crm-event.ts";
+import { ingestCrmEvents } from "../../src/ingest/ingest-events.ts";
 import { backend, openTestDatabase, seedAccount } from "../helpers/harness.ts";
 
 /*
@@ -78,9 +80,21 @@ describe("the beacon writer's prepared statements", {
   test("each statement is prepared once on its connection, whatever the batch's size", async () => {
     const { accountId } = await seedAccount(db);
     const { afterOne, afterMany } = await writeThreeBatches(db, accountId);
-    // claim ids, ad catalog version, match or create contacts, visitors' contacts, adopt visitors,
-    // form titles, insert touchpoints
-    assert.equal(afterOne.length, 7, afterOne.map((r) => r.statement).join("\n---\n"));
+    const opening = (r: { statement: string }) => r.statement.trim().split(/\s+/).slice(0, 3).join(" ");
+    const writer = [
+      "insert into beacon_receipts", // ids claimed
+      "select version::text as", // the ad catalog's version
+      "with incoming as", // contacts matched or created
+      "select v.visitor_id, (select", // the visitors' contacts
+      "update touchpoints t", // visitors adopted
+      "update contacts c", // form titles
+      "insert into touchpoints", // the touchpoints
+    ];
+    assert.deepEqual(
+      writer.filter((w) => !afterOne.some((r) => opening(r) === w)),
+      [],
+      afterOne.map((r) => r.statement).join("\n---\n"),
+    );
     assert.deepEqual(afterMany, afterOne);
     const touches = await db.admin(accountId, (tx) =>
       rows<{ n: number; with_contact: number }>(
@@ -101,5 +115,53 @@ describe("the beacon writer's prepared statements", {
     } finally {
       await pooled.close();
     }
+  });
+
+  test("a CRM event's ingest prepares no new statement for a larger batch (webhooks, Stripe, imports)", async () => {
+    const { accountId } = await seedAccount(db);
+    const event = (id: string, over: Partial<CrmEvent> = {}): CrmEvent =>
+      crmEventSchema.parse({
+        id,
+        event_type: "lead",
+        event_datetime: "2026-02-01T10:00:00Z",
+        contact_email: `${id}@example.com`,
+        utm_source: "facebook",
+        utm_ad_id: "120210000000003",
+        ...over,
+      });
+    const sale = (id: string, email: string, day: string) =>
+      event(id, {
+        event_type: "sale",
+        contact_email: email,
+        product_key: "p",
+        amount: 300,
+        event_datetime: day,
+      });
+    const { afterOne, afterMany } = await db.tenant(accountId, async (tx) => {
+      await ingestCrmEvents(
+        tx,
+        accountId,
+        [event("a1"), sale("a2", "a1@example.com", "2026-02-02T10:00:00Z")],
+        {
+          origin: "webhook",
+        },
+      );
+      const afterOne = await prepared(tx);
+      await ingestCrmEvents(
+        tx,
+        accountId,
+        [
+          event("b1"),
+          event("b2", { event_type: "booking" }),
+          sale("b3", "b1@example.com", "2026-02-03T10:00:00Z"),
+          sale("b4", "b2@example.com", "2026-02-04T10:00:00Z"),
+          event("a1", { contact_name: "Ann" }),
+        ],
+        { origin: "webhook" },
+      );
+      return { afterOne, afterMany: await prepared(tx) };
+    });
+    assert.ok(afterOne.length >= 8, `${afterOne.length} statements prepared`);
+    assert.deepEqual(afterMany, afterOne);
   });
 });
