@@ -9,6 +9,7 @@ import Fastify, {
   LogController,
 } from "fastify";
 import type { Logger } from "pino";
+import { type AdIndexCache, createAdIndexCache } from "./attribution/ad-index-cache.ts";
 import type { KeyStore } from "./auth/key-store.ts";
 import { buildIndex } from "./catalog/index-listing.ts";
 import { buildOpenApi } from "./catalog/openapi.ts";
@@ -64,6 +65,8 @@ export interface AppDeps {
   sessions?: SessionStore;
   /** `/api/collect`'s limits, account lookup and writer; the production ones for any part not given. */
   collect?: Partial<CollectServices>;
+  /** The ad indexes the ingest paths resolve against (beacons, webhooks, vendor hooks); by default the app's own. */
+  adIndexes?: AdIndexCache;
   /** The proxies whose X-Forwarded-For names the client (TRUST_PROXY); none: the socket's peer is. */
   trustProxy?: TrustProxy;
   /** Prometheus counters (METRICS_PORT); none: nothing is counted. */
@@ -232,12 +235,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   deps.files.mount(app);
   registerUploadRoute(app, { db: deps.db, files: deps.files, clock });
-  registerWebhookRoutes(app, { db: deps.db, secrets: deps.secrets, counters: deps.counters, clock });
-  const hookDeps = { db: deps.db, secrets: deps.secrets, counters: deps.counters, clock };
+  const adIndexes = deps.adIndexes ?? createAdIndexCache();
+  const hookDeps = { db: deps.db, secrets: deps.secrets, counters: deps.counters, clock, adIndexes };
+  registerWebhookRoutes(app, hookDeps);
   registerStripeHookRoute(app, hookDeps);
   registerCalendlyHookRoute(app, hookDeps);
   registerCalcomHookRoute(app, hookDeps);
-  const collect = collectServicesFor(deps.db, deps.collect);
+  const collect = collectServicesFor(deps.db, deps.collect, adIndexes);
   registerCollectRoute(app, { ...collect, counters: deps.counters, clock, metrics });
   registerTestUtmRoute(app, { accounts: collect.accounts, counters: deps.counters });
   registerTrackScriptRoute(app);

@@ -6,6 +6,7 @@ import type { AdminContext } from "./admin/commands.ts";
 import { DEMO_OWNER, seedDemo } from "./admin/demo.ts";
 import { reinviteMember } from "./admin/members.ts";
 import { buildApp } from "./app.ts";
+import { createAdIndexCache } from "./attribution/ad-index-cache.ts";
 import { createCachedKeyStore, type KeyStore } from "./auth/key-store.ts";
 import type { Config } from "./config.ts";
 import { scheduleSpendSync } from "./connectors/spend-schedule.ts";
@@ -120,6 +121,8 @@ export async function startService(config: Config, logger: Logger = createLogger
     const counters = await openCounters(config, logger);
     opened.push(() => counters.close());
     const audit = createAuditWriter(db, logger);
+    // One per process: the beacons' writer and the webhooks resolve against the same cached indexes.
+    const adIndexes = createAdIndexCache();
     opened.push(() => audit.close());
     const app = await buildApp({
       db,
@@ -134,7 +137,8 @@ export async function startService(config: Config, logger: Logger = createLogger
       mailer,
       sessions: sessionStoreFor(db),
       // Beacons: the production limits, account cache and group-commit writer for this database.
-      collect: collectServicesFor(db),
+      collect: collectServicesFor(db, {}, adIndexes),
+      adIndexes,
       trustProxy: config.trustProxy,
       metrics,
       // PostgreSQL only: the embedded database runs its queries on the event loop, so one long

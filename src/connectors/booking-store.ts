@@ -1,3 +1,4 @@
+import type { AdIndexCache } from "../attribution/ad-index-cache.ts";
 import type { Sql } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
 import { type IngestResult, ingestCrmEvents } from "../ingest/ingest-events.ts";
@@ -28,6 +29,7 @@ export async function storeBookingDelivery(
     at: Date;
     actionIn: (timezone: string) => BookingAction;
   },
+  adIndexes?: AdIndexCache,
 ): Promise<BookingOutcome> {
   const { connectorId, deliveryId, at } = params;
   const [claimed] = await claimConnectorDeliveries(tx, accountId, {
@@ -39,7 +41,7 @@ export async function storeBookingDelivery(
   const action = params.actionIn(timezone);
   if (action.kind === "ignored") return { outcome: "ignored", reason: action.reason };
   const events = action.events.map(validEvent);
-  const result = await ingestCrmEvents(tx, accountId, events, { origin: "webhook" });
+  const result = await ingestCrmEvents(tx, accountId, events, { origin: "webhook", adIndexes });
   const removed = await removeEvents(tx, accountId, { ids: action.remove });
   return { outcome: "stored", removed: removed.length, ...result };
 }

@@ -47,12 +47,17 @@ export function registerCalcomHookRoute(app: FastifyInstance, deps: HookDeps): v
     },
     async store(accountId, { connectorId, delivery, at }) {
       const outcome = await deps.db.tenant(accountId, (tx) =>
-        storeBookingDelivery(tx, accountId, {
-          connectorId,
-          deliveryId: calcomDeliveryId(delivery),
-          at,
-          actionIn: (timezone) => calcomAction(delivery, timezone),
-        }),
+        storeBookingDelivery(
+          tx,
+          accountId,
+          {
+            connectorId,
+            deliveryId: calcomDeliveryId(delivery),
+            at,
+            actionIn: (timezone) => calcomAction(delivery, timezone),
+          },
+          deps.adIndexes,
+        ),
       );
       return {
         duplicate: outcome.outcome === "duplicate",

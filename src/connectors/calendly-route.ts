@@ -41,12 +41,17 @@ export function registerCalendlyHookRoute(app: FastifyInstance, deps: HookDeps):
     },
     async store(accountId, { connectorId, delivery, at }) {
       const outcome = await deps.db.tenant(accountId, (tx) =>
-        storeBookingDelivery(tx, accountId, {
-          connectorId,
-          deliveryId: calendlyDeliveryId(delivery),
-          at,
-          actionIn: (timezone) => calendlyAction(delivery, timezone),
-        }),
+        storeBookingDelivery(
+          tx,
+          accountId,
+          {
+            connectorId,
+            deliveryId: calendlyDeliveryId(delivery),
+            at,
+            actionIn: (timezone) => calendlyAction(delivery, timezone),
+          },
+          deps.adIndexes,
+        ),
       );
       return {
         duplicate: outcome.outcome === "duplicate",

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type ConnectorKind, connectorSecretContext } from "../admin/connectors.ts";
+import type { AdIndexCache } from "../attribution/ad-index-cache.ts";
 import { type SecretBox, SecretBoxError } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
@@ -18,6 +19,8 @@ export interface HookDeps {
   secrets: SecretBox;
   counters: CounterStore;
   clock: () => Date;
+  /** The process's ad indexes (ingest-events.ts `IngestOptions`). */
+  adIndexes: AdIndexCache;
 }
 
 export type HookVerdict<T> = { ok: true; delivery: T } | { ok: false; reason: string };

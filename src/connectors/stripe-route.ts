@@ -38,7 +38,9 @@ export function registerStripeHookRoute(app: FastifyInstance, deps: StripeHookDe
   // (ApiError) is found by splitting the batch and fails alone.
   const writer = createGroupCommit<StripeDelivery, StripeOutcome>(
     (accountId, deliveries) =>
-      deps.db.tenant(accountId, (tx) => storeStripeDeliveries(tx, accountId, deliveries, deps.secrets)),
+      deps.db.tenant(accountId, (tx) =>
+        storeStripeDeliveries(tx, accountId, deliveries, deps.secrets, deps.adIndexes),
+      ),
     { refusedByItems: (err) => err instanceof ApiError || refusedByData(err), maxBatch: 100 },
   );
 

@@ -1,3 +1,4 @@
+import type { AdIndexCache } from "../attribution/ad-index-cache.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Sql } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
@@ -77,6 +78,7 @@ export async function storeStripeDeliveries(
   accountId: string,
   deliveries: readonly StripeDelivery[],
   secrets: SecretBox,
+  adIndexes?: AdIndexCache,
 ): Promise<StripeOutcome[]> {
   const outcomes: StripeOutcome[] = [];
   const rounds: { index: number; action: SaleAction | AdjustmentAction }[][] = [];
@@ -99,7 +101,7 @@ export async function storeStripeDeliveries(
       rounds[round].push({ index, action: d.action });
     }
   }
-  for (const round of rounds) await storeRound(tx, accountId, round, secrets, outcomes);
+  for (const round of rounds) await storeRound(tx, accountId, round, { secrets, adIndexes }, outcomes);
   return outcomes;
 }
 
@@ -108,7 +110,7 @@ async function storeRound(
   tx: Sql,
   accountId: string,
   round: readonly { index: number; action: SaleAction | AdjustmentAction }[],
-  secrets: SecretBox,
+  { secrets, adIndexes }: { secrets: SecretBox; adIndexes?: AdIndexCache },
   outcomes: StripeOutcome[],
 ): Promise<void> {
   const conditional = round.flatMap(({ action }) =>
@@ -134,7 +136,7 @@ async function storeRound(
     tx,
     accountId,
     sales.map((s) => s.event),
-    { origin: "webhook" },
+    { origin: "webhook", adIndexes },
   );
   for (const { index, event } of sales) outcomes[index] = stored(sold.byId.get(event.id));
   const purchases = sales.flatMap(({ event }) => {
@@ -167,7 +169,7 @@ async function storeRound(
     tx,
     accountId,
     adjustments.map((a) => a.event),
-    { origin: "webhook" },
+    { origin: "webhook", adIndexes },
   );
   for (const { index, event } of adjustments) outcomes[index] = stored(adjusted.byId.get(event.id));
 }

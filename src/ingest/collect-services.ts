@@ -1,4 +1,4 @@
-import { createAdIndexCache } from "../attribution/ad-index-cache.ts";
+import { type AdIndexCache, createAdIndexCache } from "../attribution/ad-index-cache.ts";
 import type { Database } from "../db/client.ts";
 import { type BeaconWriter, createBeaconWriter } from "./beacon-writer.ts";
 import { type CollectAccounts, createCollectAccounts } from "./collect-accounts.ts";
@@ -29,11 +29,15 @@ export interface CollectServices {
  * 2–4 ms whatever its size. (Before migration 0038, when a batch spent most of its time planning
  * trigger statements, 1 had beaten 3 and 6.) The batch grows with the load (up to 200).
  */
-export function collectServicesFor(db: Database, given: Partial<CollectServices> = {}): CollectServices {
+export function collectServicesFor(
+  db: Database,
+  given: Partial<CollectServices> = {},
+  adIndexes: AdIndexCache = createAdIndexCache(),
+): CollectServices {
   const concurrency = db.kind === "postgres" ? 2 : 1;
   return {
     limits: given.limits ?? COLLECT_LIMITS,
     accounts: given.accounts ?? createCollectAccounts(db),
-    writer: given.writer ?? createBeaconWriter(db, createAdIndexCache(), { concurrency, maxBatch: 200 }),
+    writer: given.writer ?? createBeaconWriter(db, adIndexes, { concurrency, maxBatch: 200 }),
   };
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { AdIndexCache } from "../attribution/ad-index-cache.ts";
 import { buildAdIndex, resolveAd } from "../attribution/ad-resolution.ts";
 import type { Sql } from "../db/client.ts";
 import { knownAds } from "../queries/known-ads.ts";
@@ -80,11 +81,21 @@ function hasAdSignal(e: CrmEvent): boolean {
  * counting for the contacts touched. Set-based: a fixed number of statements per batch, not per
  * event. An id named twice in one batch keeps its last version (the earlier counts as unchanged).
  */
+export interface IngestOptions {
+  origin: EventOrigin;
+  /**
+   * The serving process's ad indexes, checked against the catalog's version (one row) instead of
+   * every ad read and indexed again: a webhook's single event on an account of thousands of ads.
+   * Without it (an import's large batches, the CLI), the index is built for the call.
+   */
+  adIndexes?: AdIndexCache;
+}
+
 export async function ingestCrmEvents(
   tx: Sql,
   accountId: string,
   input: readonly CrmEvent[],
-  options: { origin: EventOrigin },
+  options: IngestOptions,
 ): Promise<IngestResult> {
   return (await ingestCrmEventsById(tx, accountId, input, options)).result;
 }
@@ -99,7 +110,7 @@ export async function ingestCrmEventsById(
   tx: Sql,
   accountId: string,
   input: readonly CrmEvent[],
-  options: { origin: EventOrigin },
+  options: IngestOptions,
 ): Promise<{ result: IngestResult; byId: Map<string, EventOutcome> }> {
   const result: IngestResult = { inserted: 0, updated: 0, unchanged: 0 };
   const byId = new Map<string, EventOutcome>();
@@ -153,7 +164,9 @@ export async function ingestCrmEventsById(
       ? await predictSaleCounts(tx, accountId, { sales, written: new Set(changed.map((c) => c.e.id)) }, rule)
       : new Map<string, SaleVerdict>();
 
-  const index = buildAdIndex(await knownAds(tx, accountId));
+  const index = options.adIndexes
+    ? await options.adIndexes.get(tx, accountId)
+    : buildAdIndex(await knownAds(tx, accountId));
   const rows: (EventRecord & EventSaleCount)[] = [];
   const touches: ConversionTouch[] = [];
   for (const c of changed) {

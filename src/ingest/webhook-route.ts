@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { webhookSecret } from "../admin/webhook-secret.ts";
+import type { AdIndexCache } from "../attribution/ad-index-cache.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database } from "../db/client.ts";
 import { ApiError } from "../http/errors.ts";
@@ -22,6 +23,8 @@ export interface WebhookDeps {
   secrets: SecretBox;
   counters: CounterStore;
   clock: () => Date;
+  /** The process's ad indexes (ingest-events.ts `IngestOptions`). */
+  adIndexes: AdIndexCache;
 }
 
 const batchSchema = z.array(crmEventSchema).min(1).max(MAX_EVENTS);
@@ -72,7 +75,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
       throw ApiError.validation(single ? message.replaceAll("[0].", "") : message);
     }
     const result = await deps.db.tenant(account.id, (tx) =>
-      ingestCrmEvents(tx, account.id, parsed.data, { origin: "webhook" }),
+      ingestCrmEvents(tx, account.id, parsed.data, { origin: "webhook", adIndexes: deps.adIndexes }),
     );
     return { data: { received: parsed.data.length, ...result } };
   });

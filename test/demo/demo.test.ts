@@ -98,7 +98,10 @@ describe("seedDemo on a database", () => {
   const phases = new Set<string>();
 
   before(async () => {
-    db = await openTestDatabase();
+    // The service's default statement timeout (15 s), as `ascribe demo` runs: one of the seed's
+    // transactions writes 1,000 contacts' touchpoints in one statement with its triggers, and with a
+    // CI leg's test files sharing two cores it once ran past the tests' 5 s.
+    db = await openTestDatabase({ statementTimeoutMs: 15_000 });
     const seeded = await seedDemo(db, { seed: PARAMS.seed }, (p) => phases.add(p.phase), {
       today: TODAY,
       secrets: testSecrets,

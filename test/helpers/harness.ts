@@ -36,9 +36,11 @@ export const backend = process.env.DATABASE_URL ? "postgres" : "embedded";
 /**
  * One migrated database per test file: an in-memory PGlite, or, with DATABASE_URL, a fresh
  * database on that server (a copy of a migrated template: postgres-template.ts), dropped afterwards
- * so runs never see each other's rows.
+ * so runs never see each other's rows. Statements are cut after 5 s unless `statementTimeoutMs` says.
  */
-export async function openTestDatabase(): Promise<Database & { url: string | null }> {
+export async function openTestDatabase(
+  options: { statementTimeoutMs?: number } = {},
+): Promise<Database & { url: string | null }> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
     const db = await openEmbedded(null, { loadDataDir: await migratedTemplate() });
@@ -53,7 +55,7 @@ export async function openTestDatabase(): Promise<Database & { url: string | nul
   await admin.end();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString(), 5_000);
+  const db = await openPostgres(url.toString(), options.statementTimeoutMs ?? 5_000);
   await db.migrate();
   const closePool = db.close;
   return Object.assign(db, {

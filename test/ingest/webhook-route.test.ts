@@ -75,6 +75,40 @@ describe("POST /api/webhook/events", () => {
     assert.equal(await eventCount(a.accountId), 3);
   });
 
+  test("events resolve against the ads as they are now: an ad written between two events is found by the second", async () => {
+    const a = await accountWithSecret();
+    const withAd = (id: string) =>
+      JSON.stringify({
+        id,
+        event_type: "lead",
+        event_datetime: "2026-03-01T11:00:00Z",
+        contact_email: `${id}@example.com`,
+        utm_source: "facebook",
+        utm_ad_id: "120210000000000777",
+      });
+    const send = (body: string) => post(a.clientKey, body, signPayload(a.secret, body, nowSeconds));
+    const resolution = async (id: string) =>
+      (
+        await env.db.admin(a.accountId, (tx) =>
+          rows<{ resolution: string; resolved_ad_id: string | null }>(
+            tx,
+            sql`select resolution, resolved_ad_id from events where account_id = ${a.accountId} and id = ${id}`,
+          ),
+        )
+      )[0];
+    assert.equal((await send(withAd("ad1"))).statusCode, 200);
+    assert.deepEqual(await resolution("ad1"), { resolution: "unresolved", resolved_ad_id: null });
+    // Written behind the app's back, as another process (a spend sync, the CLI) would: the app's
+    // cached index of the account's ads must not hide it.
+    await env.db.admin(a.accountId, (tx) =>
+      tx.execute(
+        sql`insert into ads (account_id, platform, ad_id, ad_name) values (${a.accountId}, 'meta', '120210000000000777', 'Video B')`,
+      ),
+    );
+    assert.equal((await send(withAd("ad2"))).statusCode, 200);
+    assert.deepEqual(await resolution("ad2"), { resolution: "exact", resolved_ad_id: "120210000000000777" });
+  });
+
   test("refused with 401 invalid_signature, nothing written: wrong secret, altered body, stale, unsigned", async () => {
     const a = await accountWithSecret();
     const b = await accountWithSecret();
