@@ -20,6 +20,7 @@ import { signPayload } from "../src/ingest/webhook-signature.ts";
 import { closedLoop, LoadGenerator, loadKnobs, runSuite, serveApp, serveLoad } from "./load.ts";
 import {
   benchServerUrl,
+  envInt,
   envList,
   fmt,
   freshPostgres,
@@ -39,7 +40,12 @@ interface WorkerInput {
   connectorId: string;
   /** Distinct buyers the events name (repeat buyers exercise sale counting). */
   buyers: number;
+  /** Ads of the account (BENCH_WEBHOOK_ADS); with some, each webhook event names one by its id. */
+  ads: number;
 }
+
+/** The id of the account's ad `i` (0-based), as the bench writes them. */
+const benchAdId = (i: number) => String(120210000000000000n + BigInt(i + 1));
 
 interface RunSpec {
   url: string;
@@ -75,6 +81,7 @@ function deliveries(input: WorkerInput) {
         currency: "EUR",
         utm_source: "facebook",
         utm_campaign: "bench",
+        utm_ad_id: input.ads > 0 ? benchAdId(n % input.ads) : undefined,
       });
       return {
         path: `/api/webhook/events?client_key=${input.clientKey}`,
@@ -151,6 +158,7 @@ const GOAL_STRIPE_EVENTS_PER_SEC = 500;
 
 async function main(): Promise<void> {
   const knobs = loadKnobs(10);
+  const ads = envInt("BENCH_WEBHOOK_ADS", 0, 0);
   // Stripe sends a burst of deliveries at once: the group commit's batches grow with the senders.
   const levels = envList("BENCH_CONNECTIONS", "10,50").map((raw) => {
     const n = Number(raw);
@@ -175,12 +183,21 @@ async function main(): Promise<void> {
       secret: `whsec_${randomBytes(24).toString("base64url")}`,
     });
     const webhook = await rotateWebhookSecret(fresh.db, secrets, { account: account.id });
+    if (ads > 0)
+      await fresh.db.admin(account.id, (tx) =>
+        tx.execute(sql`
+          insert into ads (account_id, platform, ad_id, ad_name, campaign_id, campaign_name)
+          select ${account.id}, 'meta', (120210000000000000 + i)::text, 'Bench ad ' || i,
+                 (120200000000000000 + i / 20)::text, 'Bench campaign ' || (i / 20)
+          from generate_series(1, ${ads}) i`),
+      );
     load = await LoadGenerator.start<RunSpec, LoadResult>(import.meta.url, {
       stripeSecret: connector.secret ?? "",
       webhookSecret: webhook.secret,
       clientKey: account.client_key,
       connectorId: connector.id,
       buyers: 2_000,
+      ads,
     } satisfies WorkerInput);
     const runs: (LoadResult & { target: Target; round: number; connections: number })[] = [];
     for (let round = 1; round <= knobs.rounds; round++) {
@@ -225,7 +242,7 @@ async function main(): Promise<void> {
     console.log(`  stored: ${stored?.events} events, ${stored?.purchases} purchases`);
     const file = writeResults("webhooks", new Date().toISOString(), {
       machine: machineInfo(),
-      knobs: { ...knobs, connections: levels },
+      knobs: { ...knobs, connections: levels, ads },
       runs,
       medians,
       goal: { stripe_events_per_sec: GOAL_STRIPE_EVENTS_PER_SEC },
