@@ -96,7 +96,13 @@ async function signInWith(page: Page, email: string, password: string) {
   await page.goto(`${site}/sign-in`);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
+  // The form's answer, not only the page already loaded: `waitForLoadState` alone can return before
+  // the POST's navigation starts, and the next `goto` would then cut an attempt short.
+  const answered = page.waitForResponse(
+    (r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/sign-in",
+  );
   await page.getByRole("button", { name: "Sign in" }).click();
+  await answered;
   await page.waitForLoadState();
 }
 
