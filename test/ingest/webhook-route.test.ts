@@ -39,12 +39,13 @@ const eventCount = (accountId: string) =>
     )
     .then((r) => r[0]?.n);
 
-const lead = (id: string) =>
+const lead = (id: string, more: Record<string, string> = {}) =>
   JSON.stringify({
     id,
     event_type: "lead",
     event_datetime: "2026-03-01T11:00:00Z",
     contact_email: `${id}@example.com`,
+    ...more,
   });
 
 describe("POST /api/webhook/events", () => {
@@ -77,15 +78,7 @@ describe("POST /api/webhook/events", () => {
 
   test("events resolve against the ads as they are now: an ad written between two events is found by the second", async () => {
     const a = await accountWithSecret();
-    const withAd = (id: string) =>
-      JSON.stringify({
-        id,
-        event_type: "lead",
-        event_datetime: "2026-03-01T11:00:00Z",
-        contact_email: `${id}@example.com`,
-        utm_source: "facebook",
-        utm_ad_id: "120210000000000777",
-      });
+    const withAd = (id: string) => lead(id, { utm_source: "facebook", utm_ad_id: "120210000000000777" });
     const send = (body: string) => post(a.clientKey, body, signPayload(a.secret, body, nowSeconds));
     const resolution = async (id: string) =>
       (
