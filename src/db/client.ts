@@ -88,8 +88,11 @@ export interface StatementOptions {
    * after five runs where a generic plan costs no more than the custom ones. Only for a text that
    * is the same on every call — lists travel as one array or jsonb value, never as one placeholder
    * per item — run many times a second: the ingest paths' set-based writes, where parsing and
-   * planning were a quarter of PostgreSQL's time per batch of beacons. Not behind a
-   * transaction-mode pooler (`poolMode`), which hands each transaction any server connection.
+   * planning were a quarter of PostgreSQL's time per batch of beacons, and the point reads (one
+   * row by its key), whose plan cannot depend on the tenant's size and whose planning under
+   * row-level security cost 3× their execution (35 against 10 µs for /icp/criteria). Not a
+   * report: a generic plan could suit one tenant's skew badly. Not behind a transaction-mode
+   * pooler (`poolMode`), which hands each transaction any server connection.
    */
   prepare?: boolean;
 }

@@ -6,6 +6,7 @@ export async function accountByHost(db: Sql, host: string): Promise<string | nul
   const found = await rows<{ account_id: string }>(
     db,
     sql`select account_id from tracking_hosts where host = ${host}`,
+    { prepare: true },
   );
   return found[0]?.account_id ?? null;
 }

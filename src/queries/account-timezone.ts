@@ -6,6 +6,7 @@ export async function accountTimezone(db: Sql, accountId: string): Promise<strin
   const [row] = await rows<{ timezone: string }>(
     db,
     sql`select timezone from accounts where id = ${accountId}`,
+    { prepare: true },
   );
   return row?.timezone ?? null;
 }

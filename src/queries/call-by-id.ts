@@ -14,6 +14,7 @@ export async function callById(db: Sql, accountId: string, params: { artifactId:
     select ${CALL_COLUMNS}
     from calls c
     where c.account_id = ${accountId} and c.artifact_id = ${params.artifactId}`,
+    { prepare: true },
   );
   return ownedRows(found)[0] ?? null;
 }

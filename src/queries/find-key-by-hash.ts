@@ -22,6 +22,7 @@ export async function findKeyByHash(db: Sql, keyHash: string): Promise<KeyRecord
       from api_keys k
       join accounts a on a.id = k.account_id
       where k.key_hash = ${keyHash}`,
+    { prepare: true },
   );
   const row = found[0];
   if (!row) return null;

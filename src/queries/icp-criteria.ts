@@ -7,6 +7,7 @@ export async function icpCriteria(db: Sql, accountId: string): Promise<Record<st
   const found = await rows<{ account_id: string; criteria: Record<string, unknown> }>(
     db,
     sql`select account_id, criteria from icp_criteria where account_id = ${accountId}`,
+    { prepare: true },
   );
   const row = found[0];
   if (!row) return {};

@@ -15,5 +15,6 @@ export async function monthGoals(db: Sql, accountId: string, params: { period: s
       from kpi_goals g
       where g.account_id = ${accountId} and g.period = ${params.period}::date
       order by g.metric_key`,
+    { prepare: true },
   );
 }

@@ -20,6 +20,7 @@ export async function trackingSetup(db: Sql, accountId: string): Promise<Trackin
         ) as hosts
       from accounts a
       where a.id = ${accountId}`,
+    { prepare: true },
   );
   return found[0] ?? null;
 }

@@ -7,6 +7,8 @@ import { beaconSchema } from "../../src/ingest/beacon.ts";
 import { type Received, writeBeaconBatch } from "../../src/ingest/beacon-batch.ts";
 import { type CrmEvent, crmEventSchema } from "../../src/ingest/crm-event.ts";
 import { ingestCrmEvents } from "../../src/ingest/ingest-events.ts";
+import { icpCriteria } from "../../src/queries/icp-criteria.ts";
+import { replaceIcpCriteria } from "../../src/queries/replace-icp-criteria.ts";
 import { backend, openTestDatabase, seedAccount } from "../helpers/harness.ts";
 
 /*
@@ -163,5 +165,29 @@ describe("the beacon writer's prepared statements", {
     });
     assert.ok(afterOne.length >= 8, `${afterOne.length} statements prepared`);
     assert.deepEqual(afterMany, afterOne);
+  });
+
+  test("a point read is prepared, and row-level security still filters its generic plan", async () => {
+    const a = await seedAccount(db);
+    const b = await seedAccount(db);
+    await db.tenant(a.accountId, (tx) =>
+      replaceIcpCriteria(tx, a.accountId, { criteria: { industry: "a" } }),
+    );
+    await db.tenant(b.accountId, (tx) =>
+      replaceIcpCriteria(tx, b.accountId, { criteria: { industry: "b" } }),
+    );
+    // Reads one after the other get the pool's same idle connection: past the fifth run,
+    // PostgreSQL may keep the generic plan, which must still apply the policy.
+    for (let run = 0; run < 8; run++) {
+      assert.deepEqual(await db.read(a.accountId, (tx) => icpCriteria(tx, a.accountId)), { industry: "a" });
+    }
+    const statements = await db.read(a.accountId, prepared);
+    assert.ok(
+      statements.some((r) => r.statement.startsWith("select account_id, criteria from icp_criteria")),
+      statements.map((r) => r.statement).join("\n---\n"),
+    );
+    // Account b's row asked for under account a's context: hidden by the policy, not by the text.
+    assert.deepEqual(await db.read(a.accountId, (tx) => icpCriteria(tx, b.accountId)), {});
+    assert.deepEqual(await db.read(b.accountId, (tx) => icpCriteria(tx, b.accountId)), { industry: "b" });
   });
 });
