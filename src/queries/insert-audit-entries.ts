@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { Sql } from "../db/client.ts";
+import { rows, type Sql } from "../db/client.ts";
 
 export interface AuditEntry {
   key_id: string;
@@ -13,14 +13,17 @@ export interface AuditEntry {
 
 /**
  * Writes one account's audit rows and moves its keys' `last_used_at` forward, in one statement: on
- * the embedded database each statement's parse and plan is most of the cost.
+ * the embedded database each statement's parse and plan is most of the cost. Its text is the same
+ * for every batch (the entries travel as one jsonb value), so PostgreSQL keeps it prepared.
  */
 export async function insertAuditEntries(
   db: Sql,
   accountId: string,
   params: { entries: readonly AuditEntry[] },
 ): Promise<void> {
-  await db.execute(sql`
+  await rows(
+    db,
+    sql`
     with e as (
       select *
       from jsonb_to_recordset(${JSON.stringify(params.entries)}::jsonb)
@@ -32,5 +35,7 @@ export async function insertAuditEntries(
     update api_keys k
     set last_used_at = greatest(k.last_used_at, u.used_at)
     from (select key_id, max(occurred_at) as used_at from e group by key_id) u
-    where k.account_id = ${accountId} and k.id = u.key_id`);
+    where k.account_id = ${accountId} and k.id = u.key_id`,
+    { prepare: true },
+  );
 }

@@ -8,6 +8,7 @@ import { type Received, writeBeaconBatch } from "../../src/ingest/beacon-batch.t
 import { type CrmEvent, crmEventSchema } from "../../src/ingest/crm-event.ts";
 import { ingestCrmEvents } from "../../src/ingest/ingest-events.ts";
 import { icpCriteria } from "../../src/queries/icp-criteria.ts";
+import { insertAuditEntries } from "../../src/queries/insert-audit-entries.ts";
 import { replaceIcpCriteria } from "../../src/queries/replace-icp-criteria.ts";
 import { backend, openTestDatabase, seedAccount } from "../helpers/harness.ts";
 
@@ -189,5 +190,41 @@ describe("the beacon writer's prepared statements", {
     // Account b's row asked for under account a's context: hidden by the policy, not by the text.
     assert.deepEqual(await db.read(a.accountId, (tx) => icpCriteria(tx, b.accountId)), {});
     assert.deepEqual(await db.read(b.accountId, (tx) => icpCriteria(tx, b.accountId)), { industry: "b" });
+  });
+
+  test("the audit writer's statement is prepared once, whatever the batch's size", async () => {
+    const account = await seedAccount(db);
+    await account.key();
+    const [key] = await db.admin(account.accountId, (tx) =>
+      rows<{ id: string }>(tx, sql`select id from api_keys where account_id = ${account.accountId}`),
+    );
+    const entry = (second: number) => ({
+      key_id: key?.id ?? "",
+      method: "GET",
+      path: "/api/v1/icp/criteria",
+      scope: "read:icp",
+      status: 200,
+      ip: "127.0.0.1",
+      occurred_at: `2026-02-01T10:00:${String(second).padStart(2, "0")}Z`,
+    });
+    const { afterOne, afterMany } = await db.tenant(account.accountId, async (tx) => {
+      await insertAuditEntries(tx, account.accountId, { entries: [entry(1)] });
+      const afterOne = await prepared(tx);
+      await insertAuditEntries(tx, account.accountId, { entries: [entry(2), entry(3), entry(4)] });
+      return { afterOne, afterMany: await prepared(tx) };
+    });
+    assert.ok(
+      afterOne.some((r) => r.statement.trim().startsWith("with e as")),
+      afterOne.join("\n"),
+    );
+    assert.deepEqual(afterMany, afterOne);
+    const written = await db.admin(account.accountId, (tx) =>
+      rows<{ n: number; last_used_at: string }>(
+        tx,
+        sql`select (select count(*)::int from audit_log where account_id = ${account.accountId}) as n,
+                   (select to_char(last_used_at at time zone 'UTC', 'HH24:MI:SS') from api_keys where id = ${key?.id ?? ""}) as last_used_at`,
+      ),
+    );
+    assert.deepEqual(written, [{ n: 4, last_used_at: "10:00:04" }]);
   });
 });
