@@ -13,9 +13,10 @@ import { replaceIcpCriteria } from "../../src/queries/replace-icp-criteria.ts";
 import { backend, openTestDatabase, seedAccount } from "../helpers/harness.ts";
 
 /*
- * The beacon writer's statements are prepared on their connection (StatementOptions.prepare): parsed
- * once per connection, not once per batch. Their texts must not vary with the batch — a text per
- * batch size would prepare a new statement for every batch, for the connection's whole life.
+ * The ingest paths' statements, the point reads and the audit batches are prepared on their
+ * connection (StatementOptions.prepare): parsed once per connection, not once per call. Their texts
+ * must not vary with the batch — a text per batch size would prepare a new statement for every
+ * batch, for the connection's whole life.
  */
 
 let db: Awaited<ReturnType<typeof openTestDatabase>>;
@@ -77,7 +78,7 @@ async function writeThreeBatches(database: Database, accountId: string) {
   });
 }
 
-describe("the beacon writer's prepared statements", {
+describe("statements prepared on their connection", {
   skip: backend !== "postgres" && "a PostgreSQL feature",
 }, () => {
   test("each statement is prepared once on its connection, whatever the batch's size", async () => {
@@ -215,7 +216,7 @@ describe("the beacon writer's prepared statements", {
     });
     assert.ok(
       afterOne.some((r) => r.statement.trim().startsWith("with e as")),
-      afterOne.join("\n"),
+      afterOne.map((r) => r.statement).join("\n---\n"),
     );
     assert.deepEqual(afterMany, afterOne);
     const written = await db.admin(account.accountId, (tx) =>
