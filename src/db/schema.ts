@@ -775,6 +775,8 @@ export const purchases = pgTable(
     primaryKey({ columns: [t.accountId, t.id] }),
     index("purchases_date_idx").on(t.accountId, t.purchaseDate),
     index("purchases_contact_idx").on(t.accountId, t.contactId),
+    // The P&L's commissions of a window: purchases_commission_cover_idx, partial, made by migration
+    // 0045 (it carries INCLUDE columns, which the schema builder does not express).
   ],
 );
 

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import type { ReportWindow } from "../reports/window.ts";
+import { foldReportRollup } from "./fold-report-rollup.ts";
 
 export interface PnlFigures {
   revenue: number;
@@ -27,10 +28,13 @@ export interface Pnl extends PnlFigures {
  * The P&L over a window (docs/metrics.md "Finance"): counted purchases' revenue, refunds and disputes
  * on their opening event's date, ad spend by spend date, commissions of commissionable purchases by
  * purchase date (each rounded to cents, so the months add up to the totals exactly); the same per
- * calendar month of the window in the account's timezone.
+ * calendar month of the window in the account's timezone. The sales come from the daily rollup's
+ * `total` rows, as the dashboard's do (one figure in both places): at scale 100 reading a month's
+ * counted events row by row was most of the report's 60 ms.
  */
 export async function financePnl(db: Sql, accountId: string, params: { window: ReportWindow }): Promise<Pnl> {
   const w = params.window;
+  await foldReportRollup(db, accountId);
   const [row] = await rows<Pnl>(
     db,
     sql`
@@ -40,11 +44,11 @@ export async function financePnl(db: Sql, accountId: string, params: { window: R
       )::date as month
     ),
     sales as (
-      select date_trunc('month', e.event_datetime at time zone ${w.timezone})::date as month,
-        sum(e.group_revenue) as revenue, sum(e.group_refunds) as refunds, sum(e.group_disputes) as disputes
-      from events e
-      where e.account_id = ${accountId} and e.counted
-        and e.event_datetime >= ${w.start}::timestamptz and e.event_datetime < ${w.end}::timestamptz
+      select date_trunc('month', r.day)::date as month,
+        sum(r.revenue) as revenue, sum(r.refunds) as refunds, sum(r.disputes) as disputes
+      from report_rollup_daily r
+      where r.account_id = ${accountId} and r.dim = 'total'
+        and r.day between ${w.from}::date and ${w.to}::date
       group by 1
     ),
     spend as (
