@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Database, Sql } from "../db/client.ts";
 import { accounts, serviceState } from "../db/schema.ts";
 import { ApiError } from "../http/errors.ts";
+import { rebuildReportRollup } from "../queries/rebuild-report-rollup.ts";
 import { addMember, invitationFor } from "./members.ts";
 
 export const PLANS = ["free", "pro", "business"] as const;
@@ -118,16 +119,28 @@ export const updateAccountInput = z.object({
   timezone: timezoneSchema,
 });
 
-/** The account's name and timezone (reports' days follow the timezone from the next request). */
+/**
+ * The account's name and timezone. Reports' days follow a new timezone from the next request: the
+ * rollups (kept by day in the account's timezone) are recomputed in the same transaction, so a
+ * report reads the old days with the old timezone or the new days with the new one, never a mix.
+ */
 export async function updateAccountSettings(db: Database, input: z.input<typeof updateAccountInput>) {
   const u = updateAccountInput.parse(input);
   const updated = await db.admin(u.account, async (tx) => {
+    // Locked before it is read: two changes at once compare each with what the other committed.
+    const [before] = await tx
+      .select({ timezone: accounts.timezone })
+      .from(accounts)
+      .where(eq(accounts.id, u.account))
+      .for("update");
+    if (!before) throw new ApiError("not_found", {}, `account ${u.account} not found`);
     const [row] = await tx
       .update(accounts)
       .set({ name: u.name, timezone: u.timezone })
       .where(eq(accounts.id, u.account))
       .returning({ id: accounts.id, name: accounts.name, timezone: accounts.timezone });
     if (!row) throw new ApiError("not_found", {}, `account ${u.account} not found`);
+    if (before.timezone !== row.timezone) await rebuildReportRollup(tx, u.account);
     return row;
   });
   await db.keyChangesSeen();
