@@ -152,14 +152,14 @@ const tunedSessions = new WeakSet<Sql>();
 const outsideTransaction = new WeakSet<Sql>();
 
 /**
- * A planner or memory setting for the rest of this request's queries (`work_mem` for a large sort,
- * `enable_sort`). In a transaction, SET LOCAL; in a read without one there is no transaction for
+ * A planner, memory or time setting for the rest of this request's queries (`work_mem` for a large
+ * sort, `enable_sort`, `statement_timeout` for a long maintenance statement). In a transaction, SET LOCAL; in a read without one there is no transaction for
  * SET LOCAL to end, so it is set for the session and the connection's next user resets it (RESET
  * ALL) before anything else runs.
  */
 export async function sessionSetting(
   db: Sql,
-  name: "work_mem" | "enable_sort",
+  name: "work_mem" | "enable_sort" | "statement_timeout",
   value: string,
 ): Promise<void> {
   const local = !outsideTransaction.has(db);

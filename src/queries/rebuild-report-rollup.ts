@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { rows, type Sql } from "../db/client.ts";
+import { rows, type Sql, sessionSetting } from "../db/client.ts";
 
 /**
  * Recomputes the account's rollups and contact milestones from its events and touchpoints, in the
@@ -13,6 +13,6 @@ import { rows, type Sql } from "../db/client.ts";
  */
 export async function rebuildReportRollup(db: Sql, accountId: string): Promise<void> {
   await rows(db, sql`select 1 from accounts where id = ${accountId} for update`);
-  await rows(db, sql`select set_config('statement_timeout', '0', true)`);
+  await sessionSetting(db, "statement_timeout", "0");
   await rows(db, sql`select ascribe_rebuild_report_rollup(${accountId}::uuid)`);
 }
