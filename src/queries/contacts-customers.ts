@@ -36,9 +36,27 @@ export interface CustomersPage {
  * partition the list), with their purchases' totals and the contact's first CRM event and latest
  * lead (docs/metrics.md "Contacts"). Read from customer_totals, the read model triggers keep on
  * customers, purchases and events (migration 0027), with the contact's fields (0042): an index range
- * in the list's order, no contact read per row.
+ * in the list's order, no contact read per row. Past an offset, the rows skipped are only index
+ * entries: the slice's keys are cut from customer_totals_created_idx alone, and only its rows are
+ * read and formatted (at scale 100, offset 17,300: every skipped row was fetched and formatted).
  */
 function customersQuery(accountId: string, page: CustomersPage): SQL {
+  const offset = page.offset ?? 0;
+  const slice =
+    offset === 0
+      ? sql`customer_totals t
+    where t.account_id = ${accountId}
+    order by t.created_at desc, t.customer_id desc
+    limit ${page.limit ?? null}::int`
+      : sql`(
+      select k.created_at, k.customer_id from customer_totals k
+      where k.account_id = ${accountId}
+      order by k.created_at desc, k.customer_id desc
+      limit ${page.limit ?? null}::int offset ${offset}::int
+    ) p
+    join customer_totals t
+      on t.account_id = ${accountId} and t.created_at = p.created_at and t.customer_id = p.customer_id
+    order by p.created_at desc, p.customer_id desc`;
   return sql`
     select
       t.account_id,
@@ -59,10 +77,7 @@ function customersQuery(accountId: string, page: CustomersPage): SQL {
       -- As JSON: the driver parses one JSON text per row faster than a text[] literal, to the same array.
       to_json(t.products) as products,
       ${isoMs(sql`t.created_at`)} as created_at
-    from customer_totals t
-    where t.account_id = ${accountId}
-    order by t.created_at desc, t.customer_id desc
-    limit ${page.limit ?? null}::int offset ${page.offset ?? 0}::int`;
+    from ${slice}`;
 }
 
 export async function contactsCustomers(db: Sql, accountId: string, params: CustomersPage = {}) {
