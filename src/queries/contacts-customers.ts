@@ -40,7 +40,7 @@ export interface CustomersPage {
  * entries: the slice's keys are cut from customer_totals_created_idx alone, and only its rows are
  * read and formatted (at scale 100, offset 17,300: every skipped row was fetched and formatted).
  */
-function customersQuery(accountId: string, page: CustomersPage): SQL {
+export function customersQuery(accountId: string, page: CustomersPage): SQL {
   const offset = page.offset ?? 0;
   const slice =
     offset === 0
