@@ -42,21 +42,6 @@ export interface CustomersPage {
  */
 export function customersQuery(accountId: string, page: CustomersPage): SQL {
   const offset = page.offset ?? 0;
-  const slice =
-    offset === 0
-      ? sql`customer_totals t
-    where t.account_id = ${accountId}
-    order by t.created_at desc, t.customer_id desc
-    limit ${page.limit ?? null}::int`
-      : sql`(
-      select k.created_at, k.customer_id from customer_totals k
-      where k.account_id = ${accountId}
-      order by k.created_at desc, k.customer_id desc
-      limit ${page.limit ?? null}::int offset ${offset}::int
-    ) p
-    join customer_totals t
-      on t.account_id = ${accountId} and t.created_at = p.created_at and t.customer_id = p.customer_id
-    order by p.created_at desc, p.customer_id desc`;
   return sql`
     select
       t.account_id,
@@ -77,7 +62,22 @@ export function customersQuery(accountId: string, page: CustomersPage): SQL {
       -- As JSON: the driver parses one JSON text per row faster than a text[] literal, to the same array.
       to_json(t.products) as products,
       ${isoMs(sql`t.created_at`)} as created_at
-    from ${slice}`;
+    from ${
+      offset === 0
+        ? sql`customer_totals t
+    where t.account_id = ${accountId}
+    order by t.created_at desc, t.customer_id desc
+    limit ${page.limit ?? null}::int`
+        : sql`(
+      select k.created_at, k.customer_id from customer_totals k
+      where k.account_id = ${accountId}
+      order by k.created_at desc, k.customer_id desc
+      limit ${page.limit ?? null}::int offset ${offset}::int
+    ) p
+    join customer_totals t
+      on t.account_id = ${accountId} and t.created_at = p.created_at and t.customer_id = p.customer_id
+    order by p.created_at desc, p.customer_id desc`
+    }`;
 }
 
 export async function contactsCustomers(db: Sql, accountId: string, params: CustomersPage = {}) {
