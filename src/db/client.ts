@@ -153,9 +153,9 @@ const outsideTransaction = new WeakSet<Sql>();
 
 /**
  * A planner, memory or time setting for the rest of this request's queries (`work_mem` for a large
- * sort, `enable_sort`, `statement_timeout` for a long maintenance statement). In a transaction, SET LOCAL; in a read without one there is no transaction for
- * SET LOCAL to end, so it is set for the session and the connection's next user resets it (RESET
- * ALL) before anything else runs.
+ * sort, `enable_sort`, `statement_timeout` for a long maintenance statement). In a transaction, SET
+ * LOCAL; in a read without one there is no transaction for SET LOCAL to end, so it is set for the
+ * session and the connection's next user resets it (RESET ALL) before anything else runs.
  */
 export async function sessionSetting(
   db: Sql,
