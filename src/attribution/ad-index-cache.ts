@@ -4,7 +4,8 @@ import { type AdIndex, buildAdIndex } from "./ad-resolution.ts";
 
 /** The account's ad index, for a transaction about to resolve touches. */
 export interface AdIndexCache {
-  get(tx: Sql, accountId: string): Promise<AdIndex>;
+  /** `version`: the catalog's version, when the caller has already read it in `tx`. */
+  get(tx: Sql, accountId: string, version?: string): Promise<AdIndex>;
 }
 
 /**
@@ -15,13 +16,13 @@ export interface AdIndexCache {
  * sync, the demo seed, the CLI in another process, a hand-written UPDATE — the next touch resolved
  * after that commit sees the new catalog, with no hook to remember in each writer and no window of
  * staleness. The check costs the same whatever the catalog's size; it is made once per call (per
- * batch, for the beacon writer).
+ * batch, for the beacon writer, whose opening statement reads the version).
  */
 export function createAdIndexCache(maxAccounts = 1_000): AdIndexCache {
   const entries = new Map<string, { version: string; index: AdIndex }>();
   return {
-    async get(tx, accountId) {
-      const version = await adCatalogVersion(tx, accountId);
+    async get(tx, accountId, knownVersion) {
+      const version = knownVersion ?? (await adCatalogVersion(tx, accountId));
       const cached = entries.get(accountId);
       if (cached && cached.version === version) return cached.index;
       // Read in the same transaction as the version: a catalog committed between the two statements

@@ -1,15 +1,13 @@
 import type { AdIndexCache } from "../attribution/ad-index-cache.ts";
 import { resolveAd } from "../attribution/ad-resolution.ts";
 import type { Sql } from "../db/client.ts";
-import { claimBeaconIds } from "../queries/beacon-receipts.ts";
 import {
-  addFormTitles,
   adoptVisitors,
   type BatchedWebTouch,
   insertWebTouchpoints,
 } from "../queries/insert-web-touchpoint.ts";
+import { type OpenedBeaconBatch, openBeaconBatch } from "../queries/open-beacon-batch.ts";
 import { type ContactFacts, identityOf, resolveContacts } from "../queries/resolve-contacts.ts";
-import { visitorContacts } from "../queries/visitor-contacts.ts";
 import { type Beacon, isAdTouch } from "./beacon.ts";
 import { contactKey, normalizeEmail, normalizePhone } from "./identity.ts";
 
@@ -20,8 +18,11 @@ export interface Received {
 }
 
 /**
- * Writes a batch of one account's beacons in the caller's transaction: the beacons not stored before
- * (`unseen`), as if one after the other, in arrival order.
+ * Writes a batch of one account's beacons in the caller's transaction: the beacons not stored before,
+ * as if one after the other, in arrival order. A resent beacon — one whose id the account already
+ * holds, or a later copy in the same batch — stops at the batch's opening statement, before it
+ * touches a contact or a touchpoint; the claim of its id commits or rolls back with the beacons'
+ * own writes.
  */
 export async function writeBeaconBatch(
   tx: Sql,
@@ -29,7 +30,16 @@ export async function writeBeaconBatch(
   batch: readonly Received[],
   adIndexes: AdIndexCache,
 ): Promise<void> {
-  await writeBeacons(tx, accountId, await unseen(tx, accountId, batch), adIndexes);
+  const opened = await openBeaconBatch(tx, accountId, {
+    receipts: batch.flatMap(({ beacon, receivedAt }) =>
+      beacon.id ? [{ beaconId: beacon.id, receivedAt }] : [],
+    ),
+    // Asked of every visitor with a contact in the batch, a resent beacon's too: one statement.
+    visitorIds: [...new Set(batch.filter((p) => p.beacon.contact).map((p) => p.beacon.visitor_id))],
+  });
+  // `delete` is true once per claimed id: its first copy in the batch is written, later ones are not.
+  const unseen = batch.filter(({ beacon }) => beacon.id === undefined || opened.claimed.delete(beacon.id));
+  await writeBeacons(tx, accountId, unseen, opened, adIndexes);
 }
 
 function contactFacts(beacon: Beacon): ContactFacts | null {
@@ -41,7 +51,7 @@ function contactFacts(beacon: Beacon): ContactFacts | null {
   const name =
     beacon.contact.name ??
     ([beacon.contact.first_name, beacon.contact.last_name].filter(Boolean).join(" ") || null);
-  return { key, email, phone, name };
+  return { key, email, phone, name, formTitles: beacon.form?.title ? [beacon.form.title] : [] };
 }
 
 /**
@@ -59,21 +69,6 @@ export function beaconKeys(beacon: Beacon): string[] {
 }
 
 /**
- * The beacons of a batch not stored before: those without an id, and the first copy of each id the
- * transaction claims. A resent beacon stops here, before it touches a contact or a touchpoint; the
- * claim commits or rolls back with the beacon's own writes.
- */
-async function unseen(tx: Sql, accountId: string, batch: readonly Received[]): Promise<Received[]> {
-  const claimed = await claimBeaconIds(
-    tx,
-    accountId,
-    batch.flatMap(({ beacon, receivedAt }) => (beacon.id ? [{ beaconId: beacon.id, receivedAt }] : [])),
-  );
-  // `delete` is true once per claimed id: its first copy in the batch is written, later ones are not.
-  return batch.filter(({ beacon }) => beacon.id === undefined || claimed.delete(beacon.id));
-}
-
-/**
  * Writes a batch of one account's beacons as if one after the other, in arrival order: a beacon with
  * a contact makes its visitor that contact (earlier touchpoints of the visitor without a contact
  * join it, in the database and in the batch), and a beacon without one takes its visitor's latest
@@ -83,6 +78,7 @@ async function writeBeacons(
   tx: Sql,
   accountId: string,
   batch: readonly Received[],
+  opened: OpenedBeaconBatch,
   adIndexes: AdIndexCache,
 ): Promise<void> {
   if (batch.length === 0) return;
@@ -96,15 +92,11 @@ async function writeBeacons(
   facts.forEach((f, i) => {
     if (f) becoming.add(batch[i]?.beacon.visitor_id ?? "");
   });
-  const { contacts: before, anonymous } =
-    becoming.size > 0
-      ? await visitorContacts(tx, accountId, { visitorIds: [...becoming] })
-      : { contacts: new Map<string, string>(), anonymous: new Set<string>() };
+  const { contacts: before, anonymous } = opened.visitors;
 
   const current = new Map<string, string | null>();
   const orphans = new Map<string, number[]>();
   const adoptions = new Map<string, string>();
-  const titles = new Map<string, string[]>();
   const contactOf: (string | null)[] = [];
   batch.forEach(({ beacon }, i) => {
     const visitor = beacon.visitor_id;
@@ -116,12 +108,6 @@ async function writeBeacons(
       for (const j of orphans.get(visitor) ?? []) contactOf[j] = contactId;
       orphans.delete(visitor);
       current.set(visitor, contactId);
-      const title = beacon.form?.title;
-      if (title) {
-        const list = titles.get(contactId) ?? [];
-        if (!list.includes(title)) list.push(title);
-        titles.set(contactId, list);
-      }
     } else if (becoming.has(visitor)) {
       const contactId = current.has(visitor) ? (current.get(visitor) ?? null) : (before.get(visitor) ?? null);
       current.set(visitor, contactId);
@@ -139,12 +125,11 @@ async function writeBeacons(
       .filter(([visitorId]) => anonymous.has(visitorId))
       .map(([visitorId, contactId]) => ({ visitorId, contactId })),
   });
-  await addFormTitles(tx, accountId, {
-    titles: [...titles].map(([contactId, list]) => ({ contactId, titles: list })),
-  });
 
   const hasSignal = (b: Beacon) => Boolean(b.ad_ids?.ad_id || b.ad_ids?.meta_ad_id || b.utm?.content);
-  const index = batch.some((p) => hasSignal(p.beacon)) ? await adIndexes.get(tx, accountId) : null;
+  const index = batch.some((p) => hasSignal(p.beacon))
+    ? await adIndexes.get(tx, accountId, opened.adCatalogVersion)
+    : null;
   const touches: BatchedWebTouch[] = batch.map(({ beacon, receivedAt }, i) => {
     const utm = beacon.utm ?? {};
     const adIds = beacon.ad_ids ?? {};

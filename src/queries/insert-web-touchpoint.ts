@@ -162,25 +162,3 @@ export async function adoptVisitors(
     { prepare: true },
   );
 }
-
-/** `addFormTitle` for several contacts at once: each one's new titles appended in the order given. */
-export async function addFormTitles(
-  db: Sql,
-  accountId: string,
-  params: { titles: readonly { contactId: string; titles: readonly string[] }[] },
-): Promise<void> {
-  if (params.titles.length === 0) return;
-  const batch = JSON.stringify(params.titles.map((t) => ({ contact_id: t.contactId, titles: t.titles })));
-  await rows(
-    db,
-    sql`
-    update contacts c
-    set form_titles = c.form_titles || array(
-          select u.title from unnest(n.titles) with ordinality as u(title, ord)
-          where not (u.title = any(c.form_titles)) order by u.ord),
-        updated_at = now()
-    from jsonb_to_recordset(${batch}::jsonb) as n(contact_id uuid, titles text[])
-    where c.account_id = ${accountId} and c.id = n.contact_id and not (n.titles <@ c.form_titles)`,
-    { prepare: true },
-  );
-}

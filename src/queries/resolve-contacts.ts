@@ -8,15 +8,18 @@ export interface ContactFacts {
   email: string | null;
   phone: string | null;
   name: string | null;
+  /** Titles of the forms the contact filled in, in order: added to its `form_titles` when new. */
+  formTitles?: readonly string[];
 }
 
 /** `kind:key`, the map key of a contact identity. */
 export const identityOf = (f: Pick<ContactFacts, "key">) => `${f.key.kind}:${f.key.key}`;
 
 /**
- * The contacts of a batch of identities in three statements, whatever the batch size: existing ones
- * matched (email first, phone as the fallback) and filled where they lack a phone or name, new ones
- * created; two more when some were filled (passOnContactFields). Returns identity → contact id.
+ * The contacts of a batch of identities in one statement, whatever the batch size: existing ones
+ * matched (email first, phone as the fallback), filled where they lack a phone or name and given the
+ * form titles they lack, new ones created; two more when some got a phone or a name
+ * (passOnContactFields). Returns identity → contact id.
  */
 export async function resolveContacts(
   db: Sql,
@@ -29,7 +32,14 @@ export async function resolveContacts(
     const seen = unique.get(identityOf(f));
     unique.set(
       identityOf(f),
-      seen ? { ...seen, phone: seen.phone ?? f.phone, name: seen.name ?? f.name } : f,
+      seen
+        ? {
+            ...seen,
+            phone: seen.phone ?? f.phone,
+            name: seen.name ?? f.name,
+            formTitles: [...new Set([...(seen.formTitles ?? []), ...(f.formTitles ?? [])])],
+          }
+        : f,
     );
   }
   const resolved = new Map<string, string>();
@@ -54,6 +64,7 @@ async function matchOrCreate(
       email: f.email,
       phone: f.phone,
       name: f.name,
+      titles: f.formTitles ?? [],
       new_id: randomUUID(),
     })),
   );
@@ -62,32 +73,41 @@ async function matchOrCreate(
     sql`
       with incoming as (
         select * from jsonb_to_recordset(${incoming}::jsonb)
-          as f(kind text, key text, email text, phone text, name text, new_id uuid)
+          as f(kind text, key text, email text, phone text, name text, titles text[], new_id uuid)
       ), candidates as (
         -- Two equality joins rather than one OR: each can use its own index.
-        select i.kind, i.key, c.id, c.created_at, i.phone, i.name
+        select i.kind, i.key, c.id, c.created_at, i.phone, i.name, i.titles,
+               (c.phone is null and i.phone is not null) or (c.name is null and i.name is not null) as fills
         from incoming i
         join contacts c on c.account_id = ${accountId} and c.email = i.key
         where i.kind = 'email'
         union all
-        select i.kind, i.key, c.id, c.created_at, i.phone, i.name
+        select i.kind, i.key, c.id, c.created_at, i.phone, i.name, i.titles,
+               (c.phone is null and i.phone is not null) or (c.name is null and i.name is not null) as fills
         from incoming i
         join contacts c on c.account_id = ${accountId} and c.phone = i.key and c.email is null
         where i.kind = 'phone'
       ), matched as (
-        select distinct on (kind, key) kind, key, id, phone, name
+        select distinct on (kind, key) kind, key, id, phone, name, titles, fills
         from candidates
         order by kind, key, created_at, id
       ), filled as (
+        -- fills was read before the row was locked: at worst it names a contact that a concurrent
+        -- writer filled first, whose read models are then refreshed once more.
         update contacts c
-        set phone = coalesce(c.phone, m.phone), name = coalesce(c.name, m.name), updated_at = now()
+        set phone = coalesce(c.phone, m.phone), name = coalesce(c.name, m.name),
+            form_titles = c.form_titles || array(
+              select u.title from unnest(m.titles) with ordinality as u(title, ord)
+              where not (u.title = any(c.form_titles)) order by u.ord),
+            updated_at = now()
         from matched m
         where c.account_id = ${accountId} and c.id = m.id
-          and ((c.phone is null and m.phone is not null) or (c.name is null and m.name is not null))
-        returning c.id
+          and ((c.phone is null and m.phone is not null) or (c.name is null and m.name is not null)
+               or not (m.titles <@ c.form_titles))
+        returning c.id, m.fills
       ), created as (
-        insert into contacts (account_id, id, email, phone, name)
-        select ${accountId}, i.new_id, i.email, i.phone, i.name
+        insert into contacts (account_id, id, email, phone, name, form_titles)
+        select ${accountId}, i.new_id, i.email, i.phone, i.name, i.titles
         from incoming i
         where not exists (select 1 from matched m where m.kind = i.kind and m.key = i.key)
         on conflict (account_id, email) where email is not null do nothing
@@ -97,7 +117,7 @@ async function matchOrCreate(
       union all
       select case when email is not null then 'email' else 'phone' end, coalesce(email, phone), id from created
       union all
-      select ${FILLED}, '', id from filled`,
+      select ${FILLED}, '', id from filled where fills`,
     { prepare: true },
   );
   const filled = found.filter((r) => r.kind === FILLED).map((r) => r.id);

@@ -86,12 +86,9 @@ describe("statements prepared on their connection", {
     const { afterOne, afterMany } = await writeThreeBatches(db, accountId);
     const opening = (r: { statement: string }) => r.statement.trim().split(/\s+/).slice(0, 3).join(" ");
     const writer = [
-      "insert into beacon_receipts", // ids claimed
-      "select version::text as", // the ad catalog's version
-      "with incoming as", // contacts matched or created
-      "select v.visitor_id, (select", // the visitors' contacts
+      "with claimed as", // ids claimed, the ad catalog's version, the visitors' contacts
+      "with incoming as", // contacts matched, created or given form titles
       "update touchpoints t", // visitors adopted
-      "update contacts c", // form titles
       "insert into touchpoints", // the touchpoints
     ];
     assert.deepEqual(

@@ -248,6 +248,45 @@ describe("POST /api/collect: group commit", () => {
     await app.shut();
   });
 
+  test("a known contact's later forms add the titles it lacks, in arrival order, and fill its name", async () => {
+    const app = await appWith();
+    const a = await seedAccount(db);
+    const form = (n: number, title: string, contact: Record<string, string>) =>
+      send(app, {
+        type: "form_submit",
+        client_key: a.clientKey,
+        id: `title-00${n}-0123456789abc`,
+        visitor_id: `visitor-title${n}`,
+        url: "https://example.com/",
+        contact,
+        form: { title },
+      });
+    assert.equal((await form(0, "Apply", { email: "bo@example.com" })).statusCode, 204);
+    assert.equal((await form(1, "Quote", { phone: "+1 415 555 0100" })).statusCode, 204);
+    const answers = await Promise.all([
+      form(2, "Call", { email: "bo@example.com" }),
+      form(3, "Apply", { email: "BO@example.com", name: "Bo" }),
+      form(4, "Webinar", { email: "bo@example.com" }),
+      form(5, "Call", { email: "bo@example.com" }),
+      form(6, "Quote", { phone: "+14155550100" }),
+    ]);
+    assert.deepEqual(
+      answers.map((r) => r.statusCode),
+      [204, 204, 204, 204, 204],
+    );
+    const contacts = await db.admin(a.accountId, (tx) =>
+      rows<{ email: string | null; phone: string | null; name: string | null; form_titles: string[] }>(
+        tx,
+        sql`select email, phone, name, form_titles from contacts where account_id = ${a.accountId} order by created_at`,
+      ),
+    );
+    assert.deepEqual(contacts, [
+      { email: "bo@example.com", phone: null, name: "Bo", form_titles: ["Apply", "Call", "Webinar"] },
+      { email: null, phone: "+14155550100", name: null, form_titles: ["Quote"] },
+    ]);
+    await app.shut();
+  });
+
   test("a beacon the database refuses fails alone: the others of its batch are written and answered 204", async () => {
     const app = await appWith();
     const a = await seedAccount(db);

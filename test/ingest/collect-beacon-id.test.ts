@@ -6,7 +6,7 @@ import { type Database, rows, type Sql } from "../../src/db/client.ts";
 import { createMemoryCounterStore } from "../../src/http/rate-limiter.ts";
 import { type Beacon, beaconSchema } from "../../src/ingest/beacon.ts";
 import { createBeaconWriter } from "../../src/ingest/beacon-writer.ts";
-import { claimBeaconIds } from "../../src/queries/beacon-receipts.ts";
+import { openBeaconBatch } from "../../src/queries/open-beacon-batch.ts";
 import {
   bearer,
   createTestApp,
@@ -264,7 +264,13 @@ describe("the beacon writer: ids in batches and across writers", () => {
       ["rollback", B64_ID],
       ["commit", HEX_ID],
     ] as const) {
-      const claim = (tx: Sql) => claimBeaconIds(tx, a.accountId, [{ beaconId: id, receivedAt: new Date() }]);
+      const claim = async (tx: Sql) =>
+        (
+          await openBeaconBatch(tx, a.accountId, {
+            receipts: [{ beaconId: id, receivedAt: new Date() }],
+            visitorIds: [],
+          })
+        ).claimed;
       let claimed = () => {};
       let release = () => {};
       const hasClaimed = new Promise<void>((resolve) => {
