@@ -159,7 +159,7 @@ const outsideTransaction = new WeakSet<Sql>();
  */
 export async function sessionSetting(
   db: Sql,
-  name: "work_mem" | "enable_sort" | "statement_timeout",
+  name: "work_mem" | "enable_sort" | "statement_timeout" | "random_page_cost",
   value: string,
 ): Promise<void> {
   const local = !outsideTransaction.has(db);

@@ -1,7 +1,8 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
+import { favourIndexOnlySift } from "./contact-search.ts";
 import { containsPattern, isoMs } from "./sql-format.ts";
 
 export interface ContactsPageParams {
@@ -38,12 +39,15 @@ export interface ContactRow {
  * contacts' rows and events are read.
  */
 export async function contactsList(db: Sql, accountId: string, params: ContactsPageParams) {
+  if (params.search !== undefined) await favourIndexOnlySift(db);
+  return ownedRows(await rows<ContactRow>(db, contactsListQuery(accountId, params)));
+}
+
+/** contactsList's statement. */
+export function contactsListQuery(accountId: string, params: ContactsPageParams): SQL {
   const w = params.window;
   const pattern = params.search === undefined ? null : containsPattern(params.search);
-  return ownedRows(
-    await rows<ContactRow>(
-      db,
-      sql`
+  return sql`
       with ${
         pattern === null
           ? sql``
@@ -106,7 +110,5 @@ export async function contactsList(db: Sql, accountId: string, params: ContactsP
         from events e
         where e.account_id = ${accountId} and e.contact_id = p.contact_id
       ) ev on true
-      order by p.last_event_at desc nulls last, p.contact_id desc`,
-    ),
-  );
+      order by p.last_event_at desc nulls last, p.contact_id desc`;
 }

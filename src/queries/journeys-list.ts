@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
+import { favourIndexOnlySift } from "./contact-search.ts";
 import { containsPattern, isoMs } from "./sql-format.ts";
 import {
   type AdIdsObject,
@@ -68,6 +69,7 @@ const touchSummary = sql`jsonb_build_object(
 export async function journeysPage(db: Sql, accountId: string, params: JourneysPageParams) {
   const w = params.window;
   const pattern = params.search === undefined ? null : containsPattern(params.search);
+  if (pattern !== null) await favourIndexOnlySift(db);
   return ownedRows(
     await rows<JourneyRow>(
       db,
