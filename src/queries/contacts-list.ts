@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
-import { favourIndexOnlySift } from "./contact-search.ts";
+import { favourIndexOnlySift, walkLength } from "./contact-search.ts";
 import { containsPattern, isoMs } from "./sql-format.ts";
 
 export interface ContactsPageParams {
@@ -41,17 +41,6 @@ export interface ContactRow {
 export async function contactsList(db: Sql, accountId: string, params: ContactsPageParams) {
   if (params.search !== undefined) await favourIndexOnlySift(db);
   return ownedRows(await rows<ContactRow>(db, contactsListQuery(accountId, params)));
-}
-
-/**
- * How far a search walks the page's order before it falls back to the sift: twice the contacts up
- * to the page's end, at least 1,000; no walk past 10,000 (each contact walked costs about 15 µs,
- * the sift ~0.3 µs an entry: scale 100, a rare fragment on a deep page paid 290 ms for a walk of
- * 20,000 before its sift).
- */
-function walkLength(params: ContactsPageParams): number {
-  const walk = Math.max(1_000, 2 * (params.offset + params.limit));
-  return walk > 10_000 ? 0 : walk;
 }
 
 /** contactsList's statement. */

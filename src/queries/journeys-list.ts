@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { rows, type Sql } from "../db/client.ts";
 import { ownedRows } from "../http/barrier.ts";
 import type { ReportWindow } from "../reports/window.ts";
-import { favourIndexOnlySift } from "./contact-search.ts";
+import { favourIndexOnlySift, walkLength } from "./contact-search.ts";
 import { containsPattern, isoMs } from "./sql-format.ts";
 import {
   type AdIdsObject,
@@ -70,30 +70,74 @@ export async function journeysPage(db: Sql, accountId: string, params: JourneysP
   const w = params.window;
   const pattern = params.search === undefined ? null : containsPattern(params.search);
   if (pattern !== null) await favourIndexOnlySift(db);
+  const inWindow = w
+    ? sql`and a.last_seen_at >= ${w.start}::timestamptz and a.last_seen_at < ${w.end}::timestamptz`
+    : sql``;
   return ownedRows(
     await rows<JourneyRow>(
       db,
       sql`
-      with page as (
+      with ${
+        pattern === null
+          ? sql`page as (
         -- Keys only: an index-only scan, however deep the offset.
         select a.contact_id, a.last_seen_at
         from contact_activity a
-        ${
-          pattern === null
-            ? sql``
-            : sql`join (
-              -- contacts_search_idx alone (migration 0020): the account's entries, not its rows.
-              -- The cheap strpos sifts them first (kept apart), the exact ILIKE decides.
-              select s.id, s.email from contacts s
-              where s.account_id = ${accountId} and strpos(s.search_text, lower(${params.search})) > 0
-              offset 0
-            ) s on s.id = a.contact_id and s.email ilike ${pattern}`
-        }
-        where a.account_id = ${accountId} and a.last_seen_at is not null
-          ${w ? sql`and a.last_seen_at >= ${w.start}::timestamptz and a.last_seen_at < ${w.end}::timestamptz` : sql``}
+        where a.account_id = ${accountId} and a.last_seen_at is not null ${inWindow}
         order by a.last_seen_at desc, a.contact_id desc
         limit ${params.limit} offset ${params.offset}
-      )
+      )`
+          : sql`walked as materialized (
+        -- As /contacts' search (contacts-list.ts): the page's order walked first, each contact
+        -- tested by its key; the sift when the walk found too few.
+        select a.contact_id, a.last_seen_at
+        from contact_activity a
+        where a.account_id = ${accountId} and a.last_seen_at is not null ${inWindow}
+        order by a.last_seen_at desc, a.contact_id desc
+        limit ${walkLength(params)}
+      ), kept as materialized (
+        select k.contact_id, k.last_seen_at
+        from walked k
+        cross join lateral (
+          select 1 from contacts s
+          where s.account_id = ${accountId} and s.id = k.contact_id
+            and strpos(s.search_text, lower(${params.search})) > 0 and s.email ilike ${pattern}
+          limit 1
+        ) hit
+      ), walk as (
+        select (select count(*) from kept) >= ${params.offset + params.limit}
+            or (select count(*) from walked) < ${walkLength(params)} as sufficed
+      ), page as (
+        (select k.contact_id, k.last_seen_at
+         from kept k
+         where (select sufficed from walk)
+         order by k.last_seen_at desc, k.contact_id desc
+         limit ${params.limit} offset ${params.offset})
+        union all
+        (select s.id as contact_id, a.last_seen_at
+         from (
+           -- contacts_search_idx alone (migration 0020): the account's entries, not its rows. The
+           -- cheap strpos sifts them first (kept apart), the exact ILIKE decides. Not run when the
+           -- walk sufficed (a one-time filter).
+           select s.id, s.email from contacts s
+           where s.account_id = ${accountId} and strpos(s.search_text, lower(${params.search})) > 0
+             and not (select sufficed from walk)
+           offset 0
+         ) s
+         -- Each kept contact's sighting by its key (lateral, and the sighting tested outside it, so
+         -- that only the primary key serves): planned as a join, or by the index of sightings, PGlite
+         -- without fresh statistics for contact_activity scanned it once per contact (minutes at
+         -- 40,000 contacts).
+         cross join lateral (
+           select a.last_seen_at from contact_activity a
+           where a.account_id = ${accountId} and a.contact_id = s.id
+           limit 1 -- never pulled up into a join
+         ) a
+         where s.email ilike ${pattern} and a.last_seen_at is not null ${inWindow}
+         order by a.last_seen_at desc, s.id desc
+         limit ${params.limit} offset ${params.offset})
+      )`
+      }
       select
         c.account_id,
         ${contactObject("c")} as contact,
