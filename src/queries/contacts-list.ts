@@ -47,6 +47,7 @@ export async function contactsList(db: Sql, accountId: string, params: ContactsP
 export function contactsListQuery(accountId: string, params: ContactsPageParams): SQL {
   const w = params.window;
   const pattern = params.search === undefined ? null : containsPattern(params.search);
+  const walkRows = walkLength(params);
   const inWindow = w
     ? sql`and a.last_event_at >= ${w.start}::timestamptz and a.last_event_at < ${w.end}::timestamptz`
     : sql``;
@@ -67,7 +68,7 @@ export function contactsListQuery(accountId: string, params: ContactsPageParams)
         from contact_activity a
         where a.account_id = ${accountId} ${inWindow}
         order by a.last_event_at desc nulls last, a.contact_id desc
-        limit ${walkLength(params)}
+        limit ${walkRows}
       ), kept as materialized (
         select k.contact_id, k.last_event_at
         from walked k
@@ -84,7 +85,7 @@ export function contactsListQuery(accountId: string, params: ContactsPageParams)
       ), walk as (
         -- Enough when the walk kept the page's last match, or walked the whole list.
         select (select count(*) from kept) >= ${params.offset + params.limit}
-            or (select count(*) from walked) < ${walkLength(params)} as sufficed
+            or (select count(*) from walked) < ${walkRows} as sufficed
       ), hits as materialized (
         -- A rarer fragment: the sift over contacts_search_idx alone (migration 0020), strpos over
         -- the account's entries (reading no other account's), then the exact ILIKEs read the rows

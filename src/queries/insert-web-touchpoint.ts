@@ -22,54 +22,6 @@ export interface WebTouch {
   resolvedAdId: string | null;
 }
 
-/** Stores a beacon's touchpoint; false when the same beacon (external id) was already stored. */
-export async function insertWebTouchpoint(db: Sql, accountId: string, t: WebTouch): Promise<boolean> {
-  const inserted = await rows<{ id: string }>(
-    db,
-    sql`
-      insert into touchpoints (account_id, id, external_id, contact_id, visitor_id, session_id, kind, event_type,
-                               occurred_at, url, referrer, utm, ad_ids, click_ids, channel, is_paid,
-                               resolution, resolved_platform, resolved_ad_id)
-      values (${accountId}, ${randomUUID()}, ${t.externalId}, ${t.contactId}, ${t.visitorId}, ${t.sessionId},
-              ${t.kind}, ${t.eventType}, ${t.occurredAt}, ${t.url}, ${t.referrer}, ${JSON.stringify(t.utm)}::jsonb,
-              ${JSON.stringify(t.adIds)}::jsonb, ${JSON.stringify(t.clickIds)}::jsonb, ${t.channel}, ${t.isPaid},
-              ${t.resolution}, ${t.resolvedPlatform}, ${t.resolvedAdId})
-      on conflict (account_id, external_id) where external_id is not null do nothing
-      returning id`,
-  );
-  return inserted.length > 0;
-}
-
-/** The contact a visitor already became, if any. */
-export async function contactOfVisitor(db: Sql, accountId: string, params: { visitorId: string }) {
-  const found = await rows<{ contact_id: string }>(
-    db,
-    sql`
-      select contact_id from touchpoints
-      where account_id = ${accountId} and visitor_id = ${params.visitorId} and contact_id is not null
-      order by occurred_at desc limit 1`,
-  );
-  return found[0]?.contact_id ?? null;
-}
-
-/** A visitor becomes a contact: its earlier anonymous touchpoints join the contact's journey. */
-export async function adoptVisitor(
-  db: Sql,
-  accountId: string,
-  params: { visitorId: string; contactId: string },
-): Promise<void> {
-  await db.execute(sql`
-    update touchpoints set contact_id = ${params.contactId}
-    where account_id = ${accountId} and visitor_id = ${params.visitorId} and contact_id is null`);
-}
-
-/** Adds a form's title to the contact's form titles (once). */
-export async function addFormTitle(db: Sql, accountId: string, params: { contactId: string; title: string }) {
-  await db.execute(sql`
-    update contacts set form_titles = array_append(form_titles, ${params.title}), updated_at = now()
-    where account_id = ${accountId} and id = ${params.contactId} and not (${params.title} = any(form_titles))`);
-}
-
 /** A touchpoint of a batch; `contactId` null with `lookUpContact` takes the visitor's latest contact. */
 export interface BatchedWebTouch extends WebTouch {
   lookUpContact: boolean;
@@ -142,7 +94,7 @@ function visitorArray(visitorIds: readonly string[]) {
   return sql`array(select jsonb_array_elements_text(${JSON.stringify(visitorIds)}::jsonb))`;
 }
 
-/** `adoptVisitor` for several visitors at once (one contact per visitor). */
+/** Visitors become contacts: their earlier anonymous touchpoints join the contact's journey (one contact per visitor). */
 export async function adoptVisitors(
   db: Sql,
   accountId: string,

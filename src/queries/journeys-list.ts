@@ -70,6 +70,7 @@ export async function journeysPage(db: Sql, accountId: string, params: JourneysP
   const w = params.window;
   const pattern = params.search === undefined ? null : containsPattern(params.search);
   if (pattern !== null) await favourIndexOnlySift(db);
+  const walkRows = walkLength(params);
   const inWindow = w
     ? sql`and a.last_seen_at >= ${w.start}::timestamptz and a.last_seen_at < ${w.end}::timestamptz`
     : sql``;
@@ -94,7 +95,7 @@ export async function journeysPage(db: Sql, accountId: string, params: JourneysP
         from contact_activity a
         where a.account_id = ${accountId} and a.last_seen_at is not null ${inWindow}
         order by a.last_seen_at desc, a.contact_id desc
-        limit ${walkLength(params)}
+        limit ${walkRows}
       ), kept as materialized (
         select k.contact_id, k.last_seen_at
         from walked k
@@ -106,7 +107,7 @@ export async function journeysPage(db: Sql, accountId: string, params: JourneysP
         ) hit
       ), walk as (
         select (select count(*) from kept) >= ${params.offset + params.limit}
-            or (select count(*) from walked) < ${walkLength(params)} as sufficed
+            or (select count(*) from walked) < ${walkRows} as sufficed
       ), page as (
         (select k.contact_id, k.last_seen_at
          from kept k
