@@ -16,6 +16,10 @@ import { createMetrics, type Metrics, noMetrics } from "./http/metrics.ts";
 import { listenForMetrics, type MetricsListener } from "./http/metrics-server.ts";
 import { type CounterStore, createMemoryCounterStore } from "./http/rate-limiter.ts";
 import { connectRedisCounters } from "./http/redis-counters.ts";
+import {
+  CONTACT_MAINTENANCE_INTERVAL_MS,
+  scheduleContactMaintenance,
+} from "./import/maintenance-schedule.ts";
 import { collectServicesFor } from "./ingest/collect-services.ts";
 import { createLogger } from "./logger.ts";
 import {
@@ -173,6 +177,11 @@ export async function startService(config: Config, logger: Logger = createLogger
       { intervalMs: config.spendSyncIntervalSeconds * 1000, logger },
     );
     opened.push(() => spendSync.stop());
+    const contactMaintenance = scheduleContactMaintenance(db, {
+      intervalMs: CONTACT_MAINTENANCE_INTERVAL_MS,
+      logger,
+    });
+    opened.push(() => contactMaintenance.stop());
 
     let stopping: Promise<void> | null = null;
     const stop = () => {
@@ -180,6 +189,7 @@ export async function startService(config: Config, logger: Logger = createLogger
       stopping ??= (async () => {
         await rules.stop();
         await spendSync.stop();
+        await contactMaintenance.stop();
         await app.close();
         await app.drain();
         await metricsListener?.close();

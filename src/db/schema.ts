@@ -504,6 +504,20 @@ export const contactMilestones = pgTable(
 );
 
 /**
+ * Contacts an import wrote for whose activity, milestones and customer totals are not yet brought
+ * up to date: an import's batches note them here instead of recomputing them at every batch, and
+ * the import brings them up to date once at its end (migration 0046, src/import/fold-backlog.ts).
+ */
+export const contactMaintenanceBacklog = pgTable(
+  "contact_maintenance_backlog",
+  {
+    accountId: accountRef(),
+    contactId: uuid("contact_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.contactId] })],
+);
+
+/**
  * When each contact was active, for the contact list and the journeys (ordered and filtered by last
  * activity, paged by offset): its first and last CRM event, and its first and last sighting
  * (events and touchpoints). One row per contact, made with it; kept by statement triggers on

@@ -4,6 +4,7 @@ import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Database, Sql } from "../db/client.ts";
 import { validationMessage } from "../http/pipeline.ts";
 import { reResolveAds } from "../ingest/re-resolve-ads.ts";
+import { deferContactMaintenance } from "../queries/contact-maintenance.ts";
 import { refreshStoredDays } from "../reports/attribution-day-credit.ts";
 import {
   BatchSizer,
@@ -14,7 +15,7 @@ import {
   yieldToRequests,
 } from "./batch-runner.ts";
 import { coerceCsvRecord } from "./csv-coerce.ts";
-import { foldBacklog } from "./fold-backlog.ts";
+import { drainContactMaintenance, foldBacklog } from "./fold-backlog.ts";
 import { ImportLanes } from "./import-lanes.ts";
 import { type ImportKind, importKinds, isImportKind } from "./kinds.ts";
 import { plannerStatistics } from "./planner-statistics.ts";
@@ -126,6 +127,8 @@ export async function runImport(
       db.tenant(account, async (tx) => {
         const started = performance.now();
         try {
+          // Activity, milestones and customer totals: once per import, in finish(), not per batch.
+          await deferContactMaintenance(tx);
           const result = await kind.write(tx, account, records, { secrets });
           await options.beforeCommit?.(tx);
           return result;
@@ -199,6 +202,8 @@ function validate(
 async function finish(db: Database, account: string, adsChanged: boolean): Promise<void> {
   // Events and touchpoints stored earlier may name the new ads.
   if (adsChanged) await db.tenant(account, (tx) => reResolveAds(tx, account));
+  // Each contact the batches noted, brought up to date once (migration 0046).
+  await drainContactMaintenance(db, account);
   // Reports fold pending rollup deltas before reading: a large import pays it here, not a request.
   await foldBacklog(db, account);
   // Likewise the attribution models' stored days the import staled.

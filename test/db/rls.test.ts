@@ -59,6 +59,7 @@ describe("row-level security", () => {
         "connector_deliveries",
         "connectors",
         "contact_activity",
+        "contact_maintenance_backlog",
         "contact_milestones",
         "contacts",
         "creative_requests",

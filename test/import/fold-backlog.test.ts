@@ -63,7 +63,7 @@ describe("folding a backlog", () => {
     await foldBacklog(db, accountId, {
       chunk: 8,
       minChunk: 1,
-      step: async (tx, account, chunk) => {
+      step: async (tx, account, { chunk }) => {
         asked.push(chunk);
         if (chunk > 2) return raise(tx, "57014");
         return foldReportRollupChunk(tx, account, { chunk });
