@@ -202,10 +202,11 @@ function validate(
 async function finish(db: Database, account: string, adsChanged: boolean): Promise<void> {
   // Events and touchpoints stored earlier may name the new ads.
   if (adsChanged) await db.tenant(account, (tx) => reResolveAds(tx, account));
-  // Each contact the batches noted, brought up to date once (migration 0046).
-  await drainContactMaintenance(db, account);
-  // Reports fold pending rollup deltas before reading: a large import pays it here, not a request.
-  await foldBacklog(db, account);
+  // Each contact the batches noted, brought up to date once (migration 0046); and the pending rollup
+  // deltas folded, which reports do before reading: a large import pays it here, not a request. The
+  // two write different tables: on PostgreSQL each has its own connection and core.
+  const done = await Promise.allSettled([drainContactMaintenance(db, account), foldBacklog(db, account)]);
+  for (const d of done) if (d.status === "rejected") throw d.reason;
   // Likewise the attribution models' stored days the import staled.
   await db.tenant(account, (tx) => refreshStoredDays(tx, account));
   await db.maintain({ afterBulkWrite: true }); // the embedded database's vacuum and statistics after the bulk write
