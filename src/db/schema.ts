@@ -504,9 +504,9 @@ export const contactMilestones = pgTable(
 );
 
 /**
- * Contacts an import wrote for whose activity, milestones and customer totals are not yet brought
- * up to date: an import's batches note them here instead of recomputing them at every batch, and
- * the import brings them up to date once at its end (migration 0046, src/import/fold-backlog.ts).
+ * Contacts an import wrote whose activity, milestones and customer totals are not yet up to date:
+ * an import's batches note them here instead of recomputing them at every batch, and the import
+ * brings them up to date once at its end (migration 0046, src/import/fold-backlog.ts).
  */
 export const contactMaintenanceBacklog = pgTable(
   "contact_maintenance_backlog",

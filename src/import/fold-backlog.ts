@@ -25,7 +25,7 @@ export function foldBacklog(db: Database, accountId: string, options: FoldBacklo
 
 /**
  * Brings the contacts an import noted (migration 0046) up to date, in chunks as above. A chunk of
- * 2,000 contacts took about 120 ms on PostgreSQL (bench/README, "Import").
+ * 2,000 contacts took about 200 ms on PostgreSQL in the import benchmark (bench/README, "Import").
  */
 export function drainContactMaintenance(db: Database, accountId: string, options: FoldBacklogOptions = {}) {
   return inChunks(db, accountId, { chunk: 2_000, step: drainContactMaintenanceChunk, ...options });

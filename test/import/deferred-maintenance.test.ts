@@ -233,6 +233,26 @@ describe("an import's contact maintenance, once at its end", () => {
     assert.ok(!(await catchUpContactMaintenance(db)).includes(accountId), "nothing left the next time");
   });
 
+  test("each immediate maintenance function returns at once in a deferring transaction, deletes excepted", async () => {
+    const functions = await db.admin(null, (tx) =>
+      rows<{ name: string; gated: boolean }>(
+        tx,
+        sql`select proname as name,
+                   position(${"IF TG_OP <> 'DELETE' AND current_setting('app.defer_contact_maintenance', true) = 'on' THEN"} in prosrc) > 0 as gated
+            from pg_proc
+            where proname in ('ascribe_events_milestones', 'ascribe_activity_trigger',
+                              'ascribe_touchpoints_activity', 'ascribe_customer_totals_trigger')
+            order by 1`,
+      ),
+    );
+    assert.deepEqual(functions, [
+      { name: "ascribe_activity_trigger", gated: true },
+      { name: "ascribe_customer_totals_trigger", gated: true },
+      { name: "ascribe_events_milestones", gated: true },
+      { name: "ascribe_touchpoints_activity", gated: true },
+    ]);
+  });
+
   test("a drain waits for a batch that noted an already noted contact, then counts its rows", {
     skip: backend !== "postgres" && "two connections at once: PostgreSQL only",
   }, async () => {
