@@ -4,7 +4,7 @@ import { foldReportRollupChunk } from "../queries/fold-report-rollup.ts";
 import { isRetryable } from "./batch-runner.ts";
 
 export interface FoldBacklogOptions {
-  /** Rows of each log per call at first. */
+  /** Rows of each log (for the drain, noted contacts) per call at first. */
   chunk?: number;
   /** The least a call folds: below it, a timeout is not the chunk's size. */
   minChunk?: number;
